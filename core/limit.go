@@ -1,0 +1,216 @@
+// Package core is the framework-neutral engine of ratelimit: limits, the
+// [Store] contract that executes them atomically, and the [Limiter] policy
+// engine that turns a client identity into one store call.
+//
+// A [Limit] is a quota; a [Store] (core/memstore in process, core/redisstore
+// on Redis) executes the limits of one client in one atomic step and answers
+// with one [Decision] per limit; a [Limiter] picks the limits for a request
+// (tiers), builds the keys and gathers the decisions into a [Result].
+package core
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Algorithm selects how a [Limit] counts requests. The zero value is [GCRA].
+//
+// docs/algorithms.md describes each one: memory per client, precision, and
+// exactly what the fields of a [Decision] mean for it.
+type Algorithm uint8
+
+const (
+	// GCRA (generic cell rate algorithm) stores one timestamp per client and
+	// behaves exactly like a token bucket of capacity Burst refilled
+	// continuously at Rate per Period. It is the default.
+	GCRA Algorithm = iota
+	// TokenBucket stores the token count and the time of the last refill.
+	// Refill is continuous (fractional tokens are kept), so it gives the
+	// same decisions as GCRA; it exists for users who want that state shape.
+	TokenBucket
+	// FixedWindow counts requests in windows of length Period aligned to
+	// the epoch. Cheap and simple, but a client may send up to twice the
+	// quota across a window boundary.
+	FixedWindow
+	// SlidingWindow (sliding window counter) weights the previous window's
+	// count by its overlap with the moving window. Constant memory,
+	// approximate.
+	SlidingWindow
+	// SlidingLog keeps one entry per admitted request: the exact count in any
+	// moving window, at a memory cost proportional to Rate.
+	SlidingLog
+
+	numAlgorithms
+)
+
+var algorithmNames = [numAlgorithms]string{"gcra", "token_bucket", "fixed_window", "sliding_window", "sliding_log"}
+
+// algorithmTags are one-letter suffixes for store keys, so that a limit
+// whose algorithm changes starts from fresh state instead of misreading the
+// state of another algorithm.
+var algorithmTags = [numAlgorithms]string{"g", "t", "f", "s", "l"}
+
+// String returns the algorithm's name as used in docs and metrics.
+func (a Algorithm) String() string {
+	if a >= numAlgorithms {
+		return fmt.Sprintf("Algorithm(%d)", uint8(a))
+	}
+	return algorithmNames[a]
+}
+
+// Tag returns the one-letter key suffix of the algorithm (see docs/algorithms.md).
+func (a Algorithm) Tag() string {
+	if a >= numAlgorithms {
+		return "?"
+	}
+	return algorithmTags[a]
+}
+
+// windowed reports whether the algorithm counts in windows, where the quota
+// is Rate per Period and Burst has no separate meaning.
+func (a Algorithm) windowed() bool {
+	return a == FixedWindow || a == SlidingWindow || a == SlidingLog
+}
+
+// A Limit is one quota: Rate requests per Period, with room for Burst
+// requests at once, counted by Algorithm. Name identifies the limit in keys
+// and in the RateLimit-Policy header.
+//
+// Fractional rates are written as a whole number of requests per period:
+// 0.5 per second is Limit{Rate: 1, Period: 2 * time.Second}, or [Every].
+//
+// A Limit is a value; the shorthand constructors return a Limit that can be
+// refined with the With methods. The zero Burst means "same as Rate".
+// [Limit.Validate] reports a limit that cannot work.
+type Limit struct {
+	// Name identifies the limit: letters, digits, '_', '-' and '.', at most
+	// 32 bytes. Empty means a name derived from Rate and Period ("10-per-1s").
+	Name string
+	// Rate is how many requests the limit admits per Period, on average.
+	Rate int64
+	// Period is the length of the window (window algorithms) or the time
+	// in which Rate tokens are refilled (GCRA, TokenBucket).
+	Period time.Duration
+	// Burst is the capacity: how many requests can pass at once after a
+	// quiet spell. Zero means Rate. Only GCRA and TokenBucket accept a
+	// Burst different from Rate.
+	Burst int64
+	// Algorithm counts the requests; the zero value is GCRA.
+	Algorithm Algorithm
+}
+
+// PerSecond returns a limit of rate requests per second (GCRA, burst = rate).
+func PerSecond(rate int64) Limit { return Limit{Rate: rate, Period: time.Second} }
+
+// PerMinute returns a limit of rate requests per minute.
+func PerMinute(rate int64) Limit { return Limit{Rate: rate, Period: time.Minute} }
+
+// PerHour returns a limit of rate requests per hour.
+func PerHour(rate int64) Limit { return Limit{Rate: rate, Period: time.Hour} }
+
+// PerDay returns a limit of rate requests per 24 hours.
+func PerDay(rate int64) Limit { return Limit{Rate: rate, Period: 24 * time.Hour} }
+
+// Every returns a limit of one request per interval: Every(3*time.Minute)
+// is one request every three minutes, Every(2*time.Second) is 0.5 per second.
+func Every(interval time.Duration) Limit { return Limit{Rate: 1, Period: interval} }
+
+// WithBurst returns l with capacity burst.
+func (l Limit) WithBurst(burst int64) Limit { l.Burst = burst; return l }
+
+// WithName returns l named name.
+func (l Limit) WithName(name string) Limit { l.Name = name; return l }
+
+// WithAlgorithm returns l counted by a.
+func (l Limit) WithAlgorithm(a Algorithm) Limit { l.Algorithm = a; return l }
+
+// Capacity returns the effective burst: Burst, or Rate when Burst is zero.
+func (l Limit) Capacity() int64 {
+	if l.Burst == 0 {
+		return l.Rate
+	}
+	return l.Burst
+}
+
+// Interval returns the time in which one request's worth of quota comes
+// back: Period / Rate.
+func (l Limit) Interval() time.Duration {
+	if l.Rate <= 0 {
+		return 0
+	}
+	return l.Period / time.Duration(l.Rate)
+}
+
+// Key name derivation and validation limits.
+const (
+	maxNameLen = 32
+	// maxPeriod keeps every time value of the stores exact in float64
+	// microseconds (docs/algorithms.md, "Precision").
+	maxPeriod = 366 * 24 * time.Hour
+	// maxRate bounds Rate and Burst so counts and token arithmetic stay
+	// exact in a float64.
+	maxRate = 1 << 40
+)
+
+// EffectiveName returns Name, or the derived name when Name is empty.
+func (l Limit) EffectiveName() string {
+	if l.Name != "" {
+		return l.Name
+	}
+	return fmt.Sprintf("%d-per-%s", l.Rate, l.Period)
+}
+
+// Validate reports why l cannot work, naming the field: a rate, period or
+// burst that is zero or negative, an unknown algorithm, a Burst on a window
+// algorithm, or a name with characters outside [A-Za-z0-9_.-].
+func (l Limit) Validate() error {
+	switch {
+	case l.Rate <= 0:
+		return fmt.Errorf("ratelimit: limit %q: Rate must be positive, got %d", l.EffectiveName(), l.Rate)
+	case l.Rate > maxRate:
+		return fmt.Errorf("ratelimit: limit %q: Rate must be at most %d, got %d", l.EffectiveName(), int64(maxRate), l.Rate)
+	case l.Period <= 0:
+		return fmt.Errorf("ratelimit: limit %q: Period must be positive, got %s", l.EffectiveName(), l.Period)
+	case l.Period > maxPeriod:
+		return fmt.Errorf("ratelimit: limit %q: Period must be at most %s, got %s", l.EffectiveName(), maxPeriod, l.Period)
+	case l.Period < time.Duration(l.Rate)*time.Microsecond:
+		return fmt.Errorf("ratelimit: limit %q: Period %s is shorter than 1µs per request at Rate %d", l.EffectiveName(), l.Period, l.Rate)
+	case l.Burst < 0:
+		return fmt.Errorf("ratelimit: limit %q: Burst must not be negative, got %d", l.EffectiveName(), l.Burst)
+	case l.Burst > maxRate:
+		return fmt.Errorf("ratelimit: limit %q: Burst must be at most %d, got %d", l.EffectiveName(), int64(maxRate), l.Burst)
+	case l.Algorithm >= numAlgorithms:
+		return fmt.Errorf("ratelimit: limit %q: unknown Algorithm %d", l.EffectiveName(), uint8(l.Algorithm))
+	case l.Algorithm.windowed() && l.Burst != 0 && l.Burst != l.Rate:
+		return fmt.Errorf("ratelimit: limit %q: Burst %d differs from Rate %d, but %s counts Rate per Period and has no separate burst",
+			l.EffectiveName(), l.Burst, l.Rate, l.Algorithm)
+	}
+	return validateName("limit Name", l.EffectiveName(), maxNameLen)
+}
+
+// validateName checks a name that becomes part of a store key.
+func validateName(field, name string, maxLen int) error {
+	if name == "" {
+		return fmt.Errorf("ratelimit: %s must not be empty", field)
+	}
+	if len(name) > maxLen {
+		return fmt.Errorf("ratelimit: %s %q is longer than %d bytes", field, name, maxLen)
+	}
+	for i := 0; i < len(name); i++ {
+		if !isNameByte(name[i]) {
+			return fmt.Errorf("ratelimit: %s %q has byte %q at %d; use letters, digits, '_', '-' and '.'", field, name, name[i], i)
+		}
+	}
+	return nil
+}
+
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// PeriodSeconds returns Period in whole seconds, rounded up, as the
+// RateLimit-Policy "w" parameter wants it.
+func (l Limit) PeriodSeconds() int64 {
+	return int64(math.Ceil(l.Period.Seconds()))
+}

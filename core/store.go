@@ -1,0 +1,19 @@
+package core
+
+import "context"
+
+// A Store executes the limits of one client atomically. Implementations
+// must be safe for concurrent use; core/memstore and core/redisstore are the
+// two shipped ones, and core/storetest checks any implementation against
+// the shared semantics of docs/algorithms.md.
+type Store interface {
+	// Take charges cost to every limit, limits[i] being stored under
+	// keys[i], and appends one Decision per limit to dst, in order.
+	//
+	// Take is all-or-nothing: if any limit denies, no limit is charged.
+	// A cost of zero is a peek: it charges nothing and reports the state
+	// (Allowed is then true). The caller guarantees len(keys) ==
+	// len(limits) >= 1, cost >= 0 and valid limits ([Limit.Validate]); the
+	// keys of one call share the hash tag of one client ([KeyBuilder]).
+	Take(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error)
+}
