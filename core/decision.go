@@ -64,9 +64,12 @@ type Result struct {
 	// TierErr is the error of the tier resolver, if it failed; the default
 	// tier was applied instead.
 	TierErr error
-	// Degraded is set when the decision did not come from the store
-	// (the store failed and the limiter failed open).
+	// Degraded is set when the decision did not come from the store: the
+	// store failed and the limiter's [FailureMode] decided Allowed.
 	Degraded bool
+	// Err is the store error behind a degraded Result. It is for logs and
+	// metrics; never show its text to a client.
+	Err error
 }
 
 // Binding returns the decision that binds: among denying limits the one

@@ -17,7 +17,7 @@ const hashedIdentityMark = "~"
 
 // SafeIdentity returns id as it appears inside a key's hash tag: id itself
 // when it is at most [MaxIdentityLen] bytes of safe characters
-// (letters, digits and "-_.:@/+=!*"), otherwise "~" followed by a
+// (letters, digits and "-_.:@/+=!*|"), otherwise "~" followed by a
 // 22-character base64url SHA-256 of id. The result can never contain '{',
 // '}', spaces or control bytes, so a client cannot choose its Cluster slot,
 // break out of the hash tag, collide with another identity or bloat memory.
@@ -32,7 +32,7 @@ func SafeIdentity(id string) string {
 func isSafeIdentity(id string) bool {
 	for i := 0; i < len(id); i++ {
 		c := id[i]
-		if !isNameByte(c) && strings.IndexByte(":@/+=!*", c) < 0 {
+		if !isNameByte(c) && strings.IndexByte(":@/+=!*|", c) < 0 {
 			return false
 		}
 	}

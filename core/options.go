@@ -1,0 +1,133 @@
+package core
+
+import (
+	"fmt"
+	"time"
+)
+
+// An Option configures a [Limiter] at construction ([NewLimiter]).
+type Option func(*config) error
+
+// FailureMode says what a [Limiter] answers when its store fails.
+type FailureMode uint8
+
+const (
+	// FailOpen admits the request, marks the Result degraded and reports
+	// the error in [Result.Err]. It is the default: a rate limiter should
+	// not turn a cache outage into an API outage.
+	FailOpen FailureMode = iota
+	// FailClosed denies the request (adapters answer 503 with Retry-After),
+	// marks the Result degraded and reports the error in [Result.Err].
+	FailClosed
+)
+
+type config struct {
+	tiers       []Tier
+	defaultTier string
+	prefix      string
+	resolver    TierResolver
+	cacheTTL    time.Duration
+	cacheSize   int
+	failure     FailureMode
+	now         clockFunc
+}
+
+// Defaults of [NewLimiter].
+const (
+	DefaultPrefix        = "rl"
+	DefaultTierName      = "default"
+	defaultTierCacheTTL  = time.Minute
+	defaultTierCacheSize = 10_000
+)
+
+// WithLimits sets the limits of the tier named "default", the tier every
+// client gets when there is no other: the usual single-tier set-up.
+func WithLimits(limits ...Limit) Option {
+	return WithTier(DefaultTierName, limits...)
+}
+
+// WithTier adds the tier name with its limits. The first tier added is the
+// default tier unless [WithDefaultTier] says otherwise.
+func WithTier(name string, limits ...Limit) Option {
+	return func(c *config) error {
+		c.tiers = append(c.tiers, Tier{Name: name, Limits: limits})
+		return nil
+	}
+}
+
+// WithTiers adds several tiers; see [WithTier].
+func WithTiers(tiers ...Tier) Option {
+	return func(c *config) error {
+		c.tiers = append(c.tiers, tiers...)
+		return nil
+	}
+}
+
+// WithDefaultTier names the tier applied when a request names none, the
+// resolver fails or returns an unknown tier.
+func WithDefaultTier(name string) Option {
+	return func(c *config) error {
+		c.defaultTier = name
+		return nil
+	}
+}
+
+// WithPrefix sets the first segment of every store key (default "rl").
+// Changing it starts every client from a full quota.
+func WithPrefix(prefix string) Option {
+	return func(c *config) error {
+		if err := validatePrefix(prefix); err != nil {
+			return err
+		}
+		c.prefix = prefix
+		return nil
+	}
+}
+
+// WithTierResolver makes the limiter ask resolve for the tier of requests
+// that name none. Answers are cached for ttl in at most size entries
+// (defaults 1 minute and 10,000 when zero); errors are not cached.
+func WithTierResolver(resolve TierResolver, ttl time.Duration, size int) Option {
+	return func(c *config) error {
+		switch {
+		case resolve == nil:
+			return fmt.Errorf("ratelimit: tier resolver must not be nil")
+		case ttl < 0:
+			return fmt.Errorf("ratelimit: tier resolver ttl must not be negative, got %s", ttl)
+		case size < 0:
+			return fmt.Errorf("ratelimit: tier resolver size must not be negative, got %d", size)
+		}
+		if ttl == 0 {
+			ttl = defaultTierCacheTTL
+		}
+		if size == 0 {
+			size = defaultTierCacheSize
+		}
+		c.resolver, c.cacheTTL, c.cacheSize = resolve, ttl, size
+		return nil
+	}
+}
+
+// WithFailureMode sets what the limiter answers when the store fails
+// (default [FailOpen]).
+func WithFailureMode(m FailureMode) Option {
+	return func(c *config) error {
+		if m > FailClosed {
+			return fmt.Errorf("ratelimit: unknown failure mode %d", m)
+		}
+		c.failure = m
+		return nil
+	}
+}
+
+// WithClock sets the limiter's own clock, used for its caches (never for
+// the rate arithmetic, which belongs to the store). For tests.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) error {
+		if now == nil {
+			return fmt.Errorf("ratelimit: clock must not be nil")
+		}
+		c.now = now
+		return nil
+	}
+}

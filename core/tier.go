@@ -1,0 +1,82 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// A Tier is a named list of limits applied together to every client of
+// that tier (free, pro, enterprise...). All limits of a tier are taken in
+// one atomic store call.
+type Tier struct {
+	Name   string
+	Limits []Limit
+}
+
+// RecipeTiers are the tiers of the recipe this library grew from: a token
+// bucket per client of capacity 100 refilled at 10/s (free), 1,000 at 100/s
+// (pro) and 10,000 at 1,000/s (enterprise). They make a reasonable start;
+// real APIs usually add a daily quota per tier as a second limit.
+func RecipeTiers() []Tier {
+	return []Tier{
+		{Name: "free", Limits: []Limit{PerSecond(10).WithBurst(100).WithName("per-second")}},
+		{Name: "pro", Limits: []Limit{PerSecond(100).WithBurst(1000).WithName("per-second")}},
+		{Name: "enterprise", Limits: []Limit{PerSecond(1000).WithBurst(10000).WithName("per-second")}},
+	}
+}
+
+// A TierResolver returns the tier name of a client identity, typically by
+// looking up the plan of an API key or user. The [Limiter] caches its
+// answers (see [WithTierResolver]); an error or an unknown tier name makes
+// the limiter apply the default tier and report the error in
+// [Result.TierErr].
+type TierResolver func(ctx context.Context, identity string) (string, error)
+
+// maxLimitsPerTier bounds the keys of one store call.
+const maxLimitsPerTier = 16
+
+// plan is a validated tier, ready to build keys.
+type plan struct {
+	name     string
+	limits   []Limit
+	suffixes []string // "}:" + limit name + ":" + algorithm tag
+}
+
+func newPlan(t Tier) (*plan, error) {
+	if err := validateName("tier Name", t.Name, 64); err != nil {
+		return nil, err
+	}
+	if len(t.Limits) == 0 {
+		return nil, fmt.Errorf("ratelimit: tier %q: Limits must not be empty", t.Name)
+	}
+	if len(t.Limits) > maxLimitsPerTier {
+		return nil, fmt.Errorf("ratelimit: tier %q: at most %d Limits, got %d", t.Name, maxLimitsPerTier, len(t.Limits))
+	}
+	p := &plan{name: t.Name}
+	seen := make(map[string]bool, len(t.Limits))
+	for _, l := range t.Limits {
+		if err := l.Validate(); err != nil {
+			return nil, fmt.Errorf("ratelimit: tier %q: %w", t.Name, err)
+		}
+		l.Name = l.EffectiveName()
+		if seen[l.Name] {
+			return nil, fmt.Errorf("ratelimit: tier %q: duplicate limit Name %q", t.Name, l.Name)
+		}
+		seen[l.Name] = true
+		p.limits = append(p.limits, l)
+		p.suffixes = append(p.suffixes, "}:"+l.Name+":"+l.Algorithm.Tag())
+	}
+	return p, nil
+}
+
+// keys appends the store keys of the client id (already safe) to dst.
+func (p *plan) keys(dst []string, head, id string) []string {
+	for _, s := range p.suffixes {
+		dst = append(dst, head+id+s)
+	}
+	return dst
+}
+
+// clockFunc is the time source of the tier cache; tests inject one.
+type clockFunc func() time.Time

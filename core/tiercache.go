@@ -1,0 +1,88 @@
+package core
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// tierCache remembers a [TierResolver]'s answers for ttl, in at most size
+// entries. When full, it drops expired entries, then arbitrary ones (Go's
+// map order), so a client rotating identities cannot grow it. Errors are
+// not cached: the next request asks the resolver again.
+type tierCache struct {
+	resolve TierResolver
+	ttl     time.Duration
+	size    int
+	now     clockFunc
+
+	mu      sync.Mutex
+	entries map[string]tierEntry
+}
+
+type tierEntry struct {
+	tier    string
+	expires time.Time
+}
+
+func newTierCache(resolve TierResolver, ttl time.Duration, size int, now clockFunc) *tierCache {
+	return &tierCache{resolve: resolve, ttl: ttl, size: size, now: now, entries: make(map[string]tierEntry)}
+}
+
+// tier returns the cached tier of identity, asking the resolver on a miss.
+func (c *tierCache) tier(ctx context.Context, identity string) (string, error) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.entries[identity]
+	c.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.tier, nil
+	}
+	tier, err := c.resolve(ctx, identity)
+	if err != nil {
+		return "", err
+	}
+	c.store(identity, tierEntry{tier: tier, expires: now.Add(c.ttl)}, now)
+	return tier, nil
+}
+
+func (c *tierCache) store(identity string, e tierEntry, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[identity]; !ok && len(c.entries) >= c.size {
+		c.evict(now)
+	}
+	c.entries[identity] = e
+}
+
+// evictSample is how many entries evict looks at: a bounded sample keeps
+// an insert O(1) even when an attacker keeps the cache full.
+const evictSample = 8
+
+// evict frees at least one entry: the expired ones among a sample of
+// evictSample entries (Go's map order is random), or else the first one seen.
+func (c *tierCache) evict(now time.Time) {
+	var first string
+	seen, freed := 0, 0
+	for id, e := range c.entries {
+		if seen == 0 {
+			first = id
+		}
+		if !now.Before(e.expires) {
+			delete(c.entries, id)
+			freed++
+		}
+		if seen++; seen == evictSample {
+			break
+		}
+	}
+	if freed == 0 {
+		delete(c.entries, first)
+	}
+}
+
+func (c *tierCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
