@@ -1,0 +1,32 @@
+GO      ?= go
+PKGS    ?= ./...
+# -timeout bounds a hung test well inside CI's limit.
+TESTFLAGS ?= -race -shuffle=on -timeout 20m
+
+.PHONY: test vet fmt-check unit bench demo redis
+
+## test: vet, format check and every test under -race, with real Redis servers.
+test: redis fmt-check vet
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+## unit: the tests that need no Redis (-short skips the Redis ones).
+unit:
+	$(GO) test -short $(TESTFLAGS) $(PKGS)
+
+redis:
+	@scripts/ensure-redis.sh
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## bench: store benchmarks (run side by side; the machine is shared and noisy).
+bench: redis
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./core/memstore ./core/redisstore
+
+## demo: the reference API under scripted traffic (see README).
+demo:
+	$(GO) run ./cmd/demo
