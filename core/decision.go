@@ -67,6 +67,9 @@ type Result struct {
 	// Degraded is set when the decision did not come from the store: the
 	// store failed and the limiter's [FailureMode] decided Allowed.
 	Degraded bool
+	// Shadowed is set in shadow mode ([WithShadow]) when the limits denied
+	// the request but it was admitted anyway.
+	Shadowed bool
 	// Err is the store error behind a degraded Result. It is for logs and
 	// metrics; never show its text to a client.
 	Err error

@@ -214,3 +214,16 @@ func isNameByte(c byte) bool {
 func (l Limit) PeriodSeconds() int64 {
 	return int64(math.Ceil(l.Period.Seconds()))
 }
+
+// share returns l with Rate and Burst divided among n nodes, rounded up:
+// each node's part of the quota when nodes decide locally.
+func (l Limit) share(n int64) Limit {
+	l.Rate = (l.Rate + n - 1) / n
+	if l.Burst != 0 {
+		l.Burst = (l.Burst + n - 1) / n
+		if l.Algorithm.windowed() {
+			l.Burst = l.Rate
+		}
+	}
+	return l
+}

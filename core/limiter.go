@@ -7,22 +7,43 @@ import (
 	"time"
 )
 
-// ErrInvalidCost is returned by [Limiter.Take] for a negative cost.
-var ErrInvalidCost = errors.New("ratelimit: cost must not be negative")
+var (
+	// ErrInvalidCost is returned by [Limiter.Take] for a negative cost.
+	ErrInvalidCost = errors.New("ratelimit: cost must not be negative")
+	// ErrStoreUnavailable marks store errors that mean the store cannot
+	// answer now (timeouts, refused connections, a cluster without quorum),
+	// as opposed to errors that mean a bug (a script error, a wrong key
+	// type). Stores wrap the first kind with it; only those trip the
+	// breaker and let the [FailureMode] decide. Other store errors are
+	// returned by [Limiter.Take].
+	ErrStoreUnavailable = errors.New("ratelimit: store unavailable")
+	// ErrBreakerOpen is the [Result.Err] of requests decided without a
+	// store call because the circuit breaker is open. It wraps
+	// [ErrStoreUnavailable].
+	ErrBreakerOpen = fmt.Errorf("%w: circuit breaker open", ErrStoreUnavailable)
+)
 
 // A Limiter decides whether a client may make a request: it picks the
 // client's tier, builds the keys of the tier's limits and takes them all
-// in one atomic [Store] call.
+// in one atomic [Store] call, under a timeout, behind an optional circuit
+// breaker and deny cache.
 //
-// A Limiter is safe for concurrent use and needs no Close. Make one with
-// [NewLimiter].
+// A Limiter is safe for concurrent use and needs no Close: it starts no
+// goroutine. Make one with [NewLimiter].
 type Limiter struct {
-	store   Store
-	head    string // prefix + ":{"
-	plans   map[string]*plan
-	def     *plan
-	tiers   *tierCache // nil without a resolver
-	failure FailureMode
+	store     Store
+	head      string // prefix + ":{"
+	plans     map[string]*plan
+	def       *plan
+	tiers     *tierCache // nil without a resolver
+	failure   FailureMode
+	timeout   time.Duration
+	breaker   *breaker   // nil without WithBreaker
+	denied    *denyCache // nil without WithDenyCache
+	fallback  Store
+	observers []Observer
+	shadow    bool
+	now       clockFunc
 }
 
 // A Request is one request of a client to be limited.
@@ -47,23 +68,46 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: store must not be nil")
 	}
-	c := config{prefix: DefaultPrefix, now: time.Now}
+	c := config{prefix: DefaultPrefix, now: time.Now, timeout: DefaultTimeout}
 	for _, opt := range opts {
 		if err := opt(&c); err != nil {
 			return nil, err
 		}
 	}
-	if len(c.tiers) == 0 {
-		return nil, errors.New("ratelimit: tiers must not be empty: use WithLimits, WithTier or WithTiers")
+	if c.failure == FailLocal && c.fallback == nil {
+		return nil, errors.New("ratelimit: failure mode FailLocal needs a fallback store: use WithFallback")
 	}
-	l := &Limiter{store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)), failure: c.failure}
+	l := &Limiter{
+		store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)),
+		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
+		shadow: c.shadow, now: c.now,
+	}
+	if err := l.addPlans(c); err != nil {
+		return nil, err
+	}
+	if c.resolver != nil {
+		l.tiers = newTierCache(c.resolver, c.cacheTTL, c.cacheSize, c.now)
+	}
+	if c.breaker != nil {
+		l.breaker = &breaker{cfg: *c.breaker, now: c.now, onChange: l.breakerChanged}
+	}
+	if c.denyCache > 0 {
+		l.denied = newDenyCache(c.denyCache)
+	}
+	return l, nil
+}
+
+func (l *Limiter) addPlans(c config) error {
+	if len(c.tiers) == 0 {
+		return errors.New("ratelimit: tiers must not be empty: use WithLimits, WithTier or WithTiers")
+	}
 	for _, t := range c.tiers {
-		p, err := newPlan(t)
+		p, err := newPlan(t, c.nodes)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if l.plans[t.Name] != nil {
-			return nil, fmt.Errorf("ratelimit: duplicate tier Name %q", t.Name)
+			return fmt.Errorf("ratelimit: duplicate tier Name %q", t.Name)
 		}
 		l.plans[t.Name] = p
 	}
@@ -71,12 +115,9 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 		c.defaultTier = c.tiers[0].Name
 	}
 	if l.def = l.plans[c.defaultTier]; l.def == nil {
-		return nil, fmt.Errorf("ratelimit: default tier %q is not among the tiers", c.defaultTier)
+		return fmt.Errorf("ratelimit: default tier %q is not among the tiers", c.defaultTier)
 	}
-	if c.resolver != nil {
-		l.tiers = newTierCache(c.resolver, c.cacheTTL, c.cacheSize, c.now)
-	}
-	return l, nil
+	return nil
 }
 
 // MustNewLimiter is like [NewLimiter] but panics on invalid configuration.
@@ -101,24 +142,72 @@ func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (Result,
 
 // Take charges req.Cost to every limit of the client's tier, atomically.
 //
-// The error is non-nil only when no decision could be made for the request
-// itself (a negative cost). A store failure is not an error here: the
-// Result is then degraded (Result.Degraded, Result.Err) and admits or
-// denies the request according to the limiter's [FailureMode].
+// A store that is unavailable (timeout, refused connection, open breaker)
+// is not an error here: the Result is then degraded (Result.Degraded,
+// Result.Err) and admits or denies according to the [FailureMode]. The
+// error is non-nil when no decision could be made: a negative cost, or a
+// store error that means a bug (not [ErrStoreUnavailable]), which must be
+// seen, not silently failed open.
 func (l *Limiter) Take(ctx context.Context, req Request) (Result, error) {
 	if req.Cost < 0 {
 		return Result{}, ErrInvalidCost
 	}
 	p, tierErr := l.plan(ctx, req)
-	res := Result{Tier: p.name, TierErr: tierErr}
-	keys := p.keys(make([]string, 0, len(p.limits)), l.head, SafeIdentity(req.Identity))
-	ds, err := l.store.Take(ctx, make([]Decision, 0, len(p.limits)), keys, p.limits, req.Cost)
+	res, err := l.take(ctx, req, p)
 	if err != nil {
-		return l.degraded(res, p, err), nil
+		return Result{}, err
 	}
-	res.Decisions = ds
-	res.Allowed = allAllowed(ds)
+	res.Tier, res.TierErr = p.name, tierErr
+	if l.shadow && !res.Allowed && !res.Degraded {
+		res.Allowed, res.Shadowed = true, true
+	}
+	for _, o := range l.observers {
+		o.Decided(ctx, req, res)
+	}
 	return res, nil
+}
+
+// take decides req with the deny cache, the breaker and the store.
+func (l *Limiter) take(ctx context.Context, req Request, p *plan) (Result, error) {
+	dk := denyKey{identity: req.Identity, tier: p.name}
+	if l.denied != nil && req.Cost > 0 {
+		if res, ok := l.denied.get(dk, req.Cost, l.now()); ok {
+			return res, nil
+		}
+	}
+	keys := p.keys(make([]string, 0, len(p.limits)), l.head, SafeIdentity(req.Identity))
+	ds, err := l.call(ctx, l.store, keys, p.limits, req.Cost)
+	if errors.Is(err, ErrStoreUnavailable) {
+		return l.degraded(ctx, p, keys, req.Cost, err), nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("ratelimit: store: %w", err)
+	}
+	res := Result{Decisions: ds, Allowed: allAllowed(ds)}
+	if l.denied != nil && !res.Allowed && req.Cost > 0 {
+		l.denied.put(dk, req.Cost, res, l.now())
+	}
+	return res, nil
+}
+
+// call runs one store call under the timeout and the breaker. Errors that
+// mean the store is unavailable come back wrapping [ErrStoreUnavailable].
+func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Limit, cost int64) ([]Decision, error) {
+	if l.breaker != nil && !l.breaker.allow() {
+		return nil, ErrBreakerOpen
+	}
+	tctx, cancel := context.WithTimeout(ctx, l.timeout)
+	ds, err := s.Take(tctx, make([]Decision, 0, len(limits)), keys, limits, cost)
+	unavailable := err != nil && (errors.Is(err, ErrStoreUnavailable) || tctx.Err() != nil)
+	cancel()
+	if l.breaker != nil {
+		// A caller that gave up says nothing about the store.
+		l.breaker.done(unavailable && ctx.Err() == nil, ctx.Err() != nil)
+	}
+	if unavailable && !errors.Is(err, ErrStoreUnavailable) {
+		err = fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+	}
+	return ds, err
 }
 
 // Tier returns the limits of the named tier and whether it exists.
@@ -128,6 +217,15 @@ func (l *Limiter) Tier(name string) ([]Limit, bool) {
 		return nil, false
 	}
 	return append([]Limit(nil), p.limits...), true
+}
+
+// BreakerState returns the state of the circuit breaker ([BreakerClosed]
+// when there is none).
+func (l *Limiter) BreakerState() BreakerState {
+	if l.breaker == nil {
+		return BreakerClosed
+	}
+	return l.breaker.current()
 }
 
 // plan picks the tier of req: the named one, else the resolver's, else the
@@ -149,12 +247,20 @@ func (l *Limiter) plan(ctx context.Context, req Request) (*plan, error) {
 	return l.def, fmt.Errorf("ratelimit: unknown tier %q", name)
 }
 
-// degraded is the Result when the store failed: the limits' full quota is
-// reported (nothing is known), and the failure mode decides.
-func (l *Limiter) degraded(res Result, p *plan, err error) Result {
-	res.Degraded = true
-	res.Err = fmt.Errorf("ratelimit: store: %w", err)
-	res.Allowed = l.failure == FailOpen
+// degraded decides without the primary store, by the failure mode.
+func (l *Limiter) degraded(ctx context.Context, p *plan, keys []string, cost int64, cause error) Result {
+	res := Result{Degraded: true, Err: cause}
+	if l.failure == FailLocal {
+		ds, err := l.fallback.Take(ctx, make([]Decision, 0, len(p.local)), keys, p.local, cost)
+		if err == nil {
+			res.Decisions, res.Allowed = ds, allAllowed(ds)
+			return res
+		}
+		res.Err = fmt.Errorf("%w; fallback: %w", cause, err)
+	}
+	// Nothing is known about the quota: report it full, and let the
+	// failure mode decide (a failed fallback fails open).
+	res.Allowed = l.failure != FailClosed
 	res.Decisions = make([]Decision, len(p.limits))
 	for i, lim := range p.limits {
 		res.Decisions[i] = Decision{Limit: lim, Allowed: res.Allowed, Remaining: lim.Capacity()}
@@ -164,6 +270,12 @@ func (l *Limiter) degraded(res Result, p *plan, err error) Result {
 		}
 	}
 	return res
+}
+
+func (l *Limiter) breakerChanged(from, to BreakerState) {
+	for _, o := range l.observers {
+		o.BreakerChanged(from, to)
+	}
 }
 
 func allAllowed(ds []Decision) bool {

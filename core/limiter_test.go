@@ -244,7 +244,7 @@ func TestLimiterStoreFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store := &recordingStore{err: errors.New("dial tcp 10.0.0.1:6379: connection refused")}
+			store := &recordingStore{err: errDown}
 			l := MustNewLimiter(store, WithLimits(PerSecond(1)), WithFailureMode(tt.mode))
 
 			res, err := l.Allow(context.Background(), "a")

@@ -19,6 +19,10 @@ const (
 	// FailClosed denies the request (adapters answer 503 with Retry-After),
 	// marks the Result degraded and reports the error in [Result.Err].
 	FailClosed
+	// FailLocal decides with the fallback store given to [WithFallback]
+	// (typically a memstore), with the same limits divided among the app
+	// nodes, and marks the Result degraded.
+	FailLocal
 )
 
 type config struct {
@@ -30,6 +34,13 @@ type config struct {
 	cacheSize   int
 	failure     FailureMode
 	now         clockFunc
+	timeout     time.Duration
+	breaker     *BreakerConfig
+	denyCache   int
+	fallback    Store
+	nodes       int
+	observers   []Observer
+	shadow      bool
 }
 
 // Defaults of [NewLimiter].
@@ -38,6 +49,9 @@ const (
 	DefaultTierName      = "default"
 	defaultTierCacheTTL  = time.Minute
 	defaultTierCacheSize = 10_000
+	// DefaultTimeout bounds every store call: a rate limiter must not make
+	// a slow cache the API's latency.
+	DefaultTimeout = 50 * time.Millisecond
 )
 
 // WithLimits sets the limits of the tier named "default", the tier every
@@ -112,7 +126,7 @@ func WithTierResolver(resolve TierResolver, ttl time.Duration, size int) Option 
 // (default [FailOpen]).
 func WithFailureMode(m FailureMode) Option {
 	return func(c *config) error {
-		if m > FailClosed {
+		if m > FailLocal {
 			return fmt.Errorf("ratelimit: unknown failure mode %d", m)
 		}
 		c.failure = m
@@ -128,6 +142,87 @@ func WithClock(now func() time.Time) Option {
 			return fmt.Errorf("ratelimit: clock must not be nil")
 		}
 		c.now = now
+		return nil
+	}
+}
+
+// WithTimeout bounds every store call (default [DefaultTimeout]). The store
+// must honour context deadlines: see core/redisstore for the go-redis
+// settings that make it do so.
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("ratelimit: timeout must be positive, got %s", d)
+		}
+		c.timeout = d
+		return nil
+	}
+}
+
+// WithBreaker puts a circuit breaker in front of the store: after
+// cfg.Failures consecutive failures that say the store is unavailable
+// (errors wrapping [ErrStoreUnavailable], timeouts), calls fail at once
+// with no store call for cfg.OpenFor, then one probe decides. The zero
+// config means the defaults.
+func WithBreaker(cfg BreakerConfig) Option {
+	return func(c *config) error {
+		cfg, err := cfg.withDefaults()
+		if err != nil {
+			return err
+		}
+		c.breaker = &cfg
+		return nil
+	}
+}
+
+// WithDenyCache keeps denied clients denied locally until their RetryAfter,
+// with no store call, in at most size entries. A denied take changes no
+// state, so this is exact for this node; under a flood from one blocked
+// client the store sees at most one call per RetryAfter per node.
+func WithDenyCache(size int) Option {
+	return func(c *config) error {
+		if size <= 0 {
+			return fmt.Errorf("ratelimit: deny cache size must be positive, got %d", size)
+		}
+		c.denyCache = size
+		return nil
+	}
+}
+
+// WithFallback sets the store used by [FailLocal] and selects that mode.
+// Each limit's Rate and Burst are divided by nodes (the number of app nodes
+// sharing the primary store, at least 1), rounded up, so the fleet as a
+// whole stays near the configured limits while the primary is down.
+func WithFallback(local Store, nodes int) Option {
+	return func(c *config) error {
+		if local == nil {
+			return fmt.Errorf("ratelimit: fallback store must not be nil")
+		}
+		if nodes < 1 {
+			return fmt.Errorf("ratelimit: fallback nodes must be at least 1, got %d", nodes)
+		}
+		c.fallback, c.nodes, c.failure = local, nodes, FailLocal
+		return nil
+	}
+}
+
+// WithObserver adds an observer of decisions and breaker changes.
+func WithObserver(o Observer) Option {
+	return func(c *config) error {
+		if o == nil {
+			return fmt.Errorf("ratelimit: observer must not be nil")
+		}
+		c.observers = append(c.observers, o)
+		return nil
+	}
+}
+
+// WithShadow turns on shadow (dry-run) mode: limits are evaluated and
+// observed as usual, but every request is admitted; a request the limits
+// denied has Result.Shadowed set. Use it to roll out new limits safely.
+func WithShadow() Option {
+	return func(c *config) error {
+		c.shadow = true
 		return nil
 	}
 }

@@ -40,10 +40,12 @@ const maxLimitsPerTier = 16
 type plan struct {
 	name     string
 	limits   []Limit
+	local    []Limit  // limits divided among the nodes, for FailLocal
 	suffixes []string // "}:" + limit name + ":" + algorithm tag
 }
 
-func newPlan(t Tier) (*plan, error) {
+// newPlan validates t. nodes > 0 also prepares the local fallback limits.
+func newPlan(t Tier, nodes int) (*plan, error) {
 	if err := validateName("tier Name", t.Name, 64); err != nil {
 		return nil, err
 	}
@@ -66,6 +68,9 @@ func newPlan(t Tier) (*plan, error) {
 		seen[l.Name] = true
 		p.limits = append(p.limits, l)
 		p.suffixes = append(p.suffixes, "}:"+l.Name+":"+l.Algorithm.Tag())
+		if nodes > 0 {
+			p.local = append(p.local, l.share(int64(nodes)))
+		}
 	}
 	return p, nil
 }

@@ -55,21 +55,26 @@ func (c *tierCache) store(identity string, e tierEntry, now time.Time) {
 	c.entries[identity] = e
 }
 
-// evictSample is how many entries evict looks at: a bounded sample keeps
-// an insert O(1) even when an attacker keeps the cache full.
+func (c *tierCache) evict(now time.Time) {
+	evictSampled(c.entries, func(e tierEntry) bool { return !now.Before(e.expires) })
+}
+
+// evictSample is how many entries evictSampled looks at: a bounded sample
+// keeps an insert O(1) even when an attacker keeps a cache full.
 const evictSample = 8
 
-// evict frees at least one entry: the expired ones among a sample of
-// evictSample entries (Go's map order is random), or else the first one seen.
-func (c *tierCache) evict(now time.Time) {
-	var first string
+// evictSampled frees at least one entry of m: the expired ones among a
+// sample of evictSample entries (Go's map order is random), or else the
+// first one seen.
+func evictSampled[K comparable, V any](m map[K]V, expired func(V) bool) {
+	var first K
 	seen, freed := 0, 0
-	for id, e := range c.entries {
+	for k, v := range m {
 		if seen == 0 {
-			first = id
+			first = k
 		}
-		if !now.Before(e.expires) {
-			delete(c.entries, id)
+		if expired(v) {
+			delete(m, k)
 			freed++
 		}
 		if seen++; seen == evictSample {
@@ -77,7 +82,7 @@ func (c *tierCache) evict(now time.Time) {
 		}
 	}
 	if freed == 0 {
-		delete(c.entries, first)
+		delete(m, first)
 	}
 }
 

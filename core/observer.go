@@ -1,0 +1,113 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// An Observer hears about every decision and breaker change of a
+// [Limiter] ([WithObserver]): for metrics, logs and abuse detection.
+// Its methods run on the request path (Decided) or under the breaker's lock
+// (BreakerChanged): they must be fast, must not block, and must not call
+// back into the Limiter.
+type Observer interface {
+	// Decided is called once per [Limiter.Take] that produced a Result,
+	// including degraded results (Result.Err says why) and results served
+	// from the deny cache.
+	Decided(ctx context.Context, req Request, res Result)
+	// BreakerChanged is called when the circuit breaker changes state.
+	BreakerChanged(from, to BreakerState)
+}
+
+// SlogObserver logs rate-limit violations, store failures and breaker
+// changes through a [log/slog] logger, for security monitoring. The log
+// itself is rate limited: at most Burst lines, refilled at one per Every
+// (defaults 10 and 100 ms); suppressed lines are counted in the next line
+// ("suppressed" attribute). Identities are logged as a short SHA-256
+// ("client" attribute), never in clear, so logs hold no IPs or API keys.
+//
+// A SlogObserver is safe for concurrent use. The zero value is not usable;
+// make one with [NewSlogObserver].
+type SlogObserver struct {
+	log   *slog.Logger
+	every time.Duration
+	burst float64
+	now   func() time.Time
+
+	mu         sync.Mutex
+	tokens     float64
+	last       time.Time
+	suppressed int
+}
+
+// NewSlogObserver returns an observer logging to logger with the default
+// sampling (10 lines at once, then 10 per second).
+func NewSlogObserver(logger *slog.Logger) *SlogObserver {
+	return &SlogObserver{log: logger, every: 100 * time.Millisecond, burst: 10, tokens: 10, now: time.Now}
+}
+
+// Decided logs a denied (or shadow-denied) request at Warn and a degraded
+// one at Error.
+func (o *SlogObserver) Decided(ctx context.Context, req Request, res Result) {
+	switch {
+	case res.Degraded:
+		o.emit(ctx, slog.LevelError, "ratelimit: store unavailable, degraded decision",
+			slog.String("client", HashIdentity(req.Identity)), slog.String("tier", res.Tier),
+			slog.Bool("allowed", res.Allowed), slog.Any("error", res.Err))
+	case !res.Allowed || res.Shadowed:
+		b := res.Binding()
+		o.emit(ctx, slog.LevelWarn, "ratelimit: limit exceeded",
+			slog.String("client", HashIdentity(req.Identity)), slog.String("tier", res.Tier),
+			slog.String("limit", b.Limit.Name), slog.String("reason", b.Reason.String()),
+			slog.Duration("retry_after", b.RetryAfter), slog.Bool("shadow", res.Shadowed))
+	}
+}
+
+// BreakerChanged logs the change at Warn.
+func (o *SlogObserver) BreakerChanged(from, to BreakerState) {
+	o.emit(context.Background(), slog.LevelWarn, "ratelimit: circuit breaker "+to.String(),
+		slog.String("from", from.String()), slog.String("to", to.String()))
+}
+
+func (o *SlogObserver) emit(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
+	if !o.log.Enabled(ctx, level) {
+		return
+	}
+	suppressed, ok := o.take()
+	if !ok {
+		return
+	}
+	if suppressed > 0 {
+		attrs = append(attrs, slog.Int("suppressed", suppressed))
+	}
+	o.log.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// take spends one log line from the observer's own token bucket.
+func (o *SlogObserver) take() (suppressed int, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := o.now()
+	if !o.last.IsZero() {
+		o.tokens = min(o.burst, o.tokens+float64(now.Sub(o.last))/float64(o.every))
+	}
+	o.last = now
+	if o.tokens < 1 {
+		o.suppressed++
+		return 0, false
+	}
+	o.tokens--
+	suppressed, o.suppressed = o.suppressed, 0
+	return suppressed, true
+}
+
+// HashIdentity returns a short, stable, non-reversible name for an
+// identity (12 hex digits of its SHA-256), for logs and metrics.
+func HashIdentity(identity string) string {
+	sum := sha256.Sum256([]byte(identity))
+	return hex.EncodeToString(sum[:6])
+}
