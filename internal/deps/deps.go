@@ -7,6 +7,7 @@ import (
 	_ "github.com/gin-gonic/gin"
 	_ "github.com/go-chi/chi/v5"
 	_ "github.com/labstack/echo/v4"
+	_ "github.com/prometheus/client_golang/prometheus"
 	_ "github.com/redis/go-redis/v9"
 	_ "github.com/stretchr/testify/assert"
 	_ "github.com/stretchr/testify/require"
