@@ -1,0 +1,43 @@
+// Package keyfunc answers "who is the client?" for a rate limiter: each
+// constructor returns a [Func], a plain func(*http.Request) (string, error)
+// whose result is the client identity a limit is counted against.
+//
+// # Addresses
+//
+// [PeerIP] keys by the address of the TCP peer (r.RemoteAddr). It cannot be
+// spoofed and is the right choice when clients connect directly. Behind
+// proxies, pick the one constructor that matches the deployment:
+//
+//   - [XForwardedFor]: proxies whose addresses you can list append to
+//     X-Forwarded-For; the header is walked right to left past trusted hops.
+//   - [XForwardedForHops]: exactly n proxies with unknown addresses.
+//   - [Forwarded]: the same walk over the RFC 7239 Forwarded header.
+//   - [XRealIP] and [TrustedHeader]: a proxy or CDN that overwrites a
+//     single-address header (X-Real-IP, CF-Connecting-IP, Fly-Client-IP).
+//
+// A proxy header is read only when the peer is a trusted proxy. Whatever the
+// header holds — nothing, garbage, an obfuscated identifier, more than
+// [MaxHeaderBytes] bytes or [MaxHops] entries — the answer falls back to the
+// peer address, never to a value the client chose.
+//
+// Every address is normalised: IPv4-mapped IPv6 is unmapped, zones are
+// dropped, and IPv6 addresses are grouped by their /64 (see
+// [WithIPv6Prefix], [WithIPv4Prefix]), so "2001:db8:1:2::7" and
+// "2001:db8:1:2::8" are both "2001:db8:1:2::/64".
+//
+// # Secrets and users
+//
+// [Header] and [BearerToken] key by an API key or token, hashed with SHA-256
+// so the raw secret never becomes part of a store key. [ContextValue] keys by
+// a user id that authentication middleware put in the request context.
+// [FormValue] keys by a login form field (the account name) without
+// consuming the body. They return an error wrapping [ErrNoKey] when the
+// request carries no such value.
+//
+// # Combining
+//
+// [Composite] joins several parts into one unambiguous identity
+// ("account + IP"); [FirstOf] takes the first part that is present
+// ("API key, else IP"). docs/client-identity.md explains which trust model
+// is safe where, and why limiting by address alone punishes users behind NAT.
+package keyfunc

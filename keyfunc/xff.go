@@ -1,0 +1,114 @@
+package keyfunc
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+const headerXFF = "X-Forwarded-For"
+
+// XForwardedFor keys by the client address in X-Forwarded-For, for servers
+// behind proxies whose addresses are the trusted prefixes (a load balancer
+// subnet, a CDN's published ranges).
+//
+// The header is read only when the peer is trusted. All its lines are
+// joined in order and walked right to left, nearest proxy first; trusted
+// addresses are skipped and the first untrusted one is the client. What a
+// client wrote into the header itself lies to the left of that address and
+// is never read. If every entry is trusted, the leftmost is the client. An
+// entry may carry a port ("192.0.2.7:5100", "[2001:db8::7]:5100").
+//
+// An entry that is not an address, an empty header, or one larger than
+// [MaxHeaderBytes] or [MaxHops] entries falls back to the peer.
+//
+// Safe when every path to this server passes through a trusted proxy that
+// appends the address it received the request from; list every proxy
+// layer's prefixes, or the walk stops at an untrusted inner proxy and keys
+// all its clients together. opts set the address grouping ([WithIPv6Prefix]).
+func XForwardedFor(trusted []netip.Prefix, opts ...Option) (Func, error) {
+	ts, err := newTrustSet("XForwardedFor", trusted)
+	if err != nil {
+		return nil, err
+	}
+	o, err := newOptions("XForwardedFor", opts)
+	if err != nil {
+		return nil, err
+	}
+	return behindTrusted(o, ts, func(r *http.Request) (netip.Addr, bool) {
+		hops, ok := xffChain(r.Header.Values(headerXFF))
+		if !ok {
+			return netip.Addr{}, false
+		}
+		return walkTrusted(hops, ts)
+	}), nil
+}
+
+// XForwardedForHops keys by the X-Forwarded-For entry written by the
+// outermost of n proxies, for deployments that know how many proxies stand
+// in front of the server but not their addresses (autoscaled proxy pools).
+// With n = 1, a single load balancer, the client is the last entry.
+//
+// All header lines are joined in order; the client is the n-th entry from
+// the right. A shorter header, an unusable entry at or right of that
+// position, or a header larger than [MaxHeaderBytes] or [MaxHops] entries
+// falls back to the peer. n must be 1 to [MaxHops].
+//
+// Safe only if the server cannot be reached except through exactly n
+// proxies that each append to the header: the peer is not checked. If a
+// proxy layer is added or removed, n silently becomes wrong and clients can
+// choose their address; prefer [XForwardedFor] with prefixes when you can.
+func XForwardedForHops(n int, opts ...Option) (Func, error) {
+	if n < 1 || n > MaxHops {
+		return nil, fmt.Errorf("ratelimit: keyfunc: XForwardedForHops: n = %d not in [1, %d]", n, MaxHops)
+	}
+	o, err := newOptions("XForwardedForHops", opts)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *http.Request) (string, error) {
+		peer, err := peerAddr(r)
+		if err != nil {
+			return "", err
+		}
+		if a, ok := nthFromRight(r.Header.Values(headerXFF), n); ok {
+			return o.key(a), nil
+		}
+		return o.key(peer), nil
+	}, nil
+}
+
+// nthFromRight returns the n-th X-Forwarded-For entry from the right, if it
+// and every entry right of it are addresses.
+func nthFromRight(lines []string, n int) (netip.Addr, bool) {
+	hops, ok := xffChain(lines)
+	if !ok || len(hops) < n {
+		return netip.Addr{}, false
+	}
+	for _, a := range hops[len(hops)-n:] {
+		if !a.IsValid() {
+			return netip.Addr{}, false
+		}
+	}
+	return hops[len(hops)-n], true
+}
+
+// xffChain is the [chainFunc] of X-Forwarded-For: comma-separated addresses,
+// lines joined in order.
+func xffChain(lines []string) ([]netip.Addr, bool) {
+	if headerBytes(lines) > MaxHeaderBytes {
+		return nil, false
+	}
+	var hops []netip.Addr
+	for _, line := range lines {
+		for entry := range strings.SplitSeq(line, ",") {
+			if len(hops) == MaxHops {
+				return nil, false
+			}
+			a, _ := parseNode(strings.Trim(entry, " \t"), false)
+			hops = append(hops, a)
+		}
+	}
+	return hops, true
+}
