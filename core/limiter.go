@@ -57,6 +57,10 @@ type Request struct {
 	// Cost is how much quota the request uses; 0 is a peek that charges
 	// nothing.
 	Cost int64
+	// Route is the route template the request matched ("/users/:id"), for
+	// observers (metrics labels). It is not part of any key: see
+	// [WithRouteScope] for per-route quotas.
+	Route string
 }
 
 // NewLimiter returns a Limiter over store configured by opts. At least one

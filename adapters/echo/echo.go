@@ -1,0 +1,63 @@
+// Package ratelimitecho plugs a [core.Limiter] into echo.
+//
+// Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
+// in [core.Middleware] and is configured with core's MiddlewareOptions; this
+// package only supplies echo's route template, c.Path(), and turns a denial
+// into an *echo.HTTPError.
+package ratelimitecho
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// New returns echo middleware that limits every request it sees with l:
+//
+//	import ratelimitecho "github.com/ratelimitkit/ratelimit/adapters/echo"
+//
+//	e := echo.New()
+//	e.Use(ratelimitecho.New(limiter))                      // every route
+//	api := e.Group("/api", ratelimitecho.New(apiLimiter))  // a group
+//	e.POST("/login", login, ratelimitecho.New(loginLimiter)) // one route
+//
+// Register it with Use, not Pre: the route template is c.Path()
+// ("/users/:id"), known once echo has routed; it is used with
+// core.WithRouteScope. echo's path parameters are copied into the
+// request's path values, so keyfunc.PathValue reads them as it does with
+// ServeMux and chi.
+//
+// As echo's own middlewares do, a denied request gets its rate-limit fields
+// and Retry-After, then New returns an *echo.HTTPError (429; 413 when the
+// cost can never fit; 503 when the limiter fails closed) for the app's
+// HTTPErrorHandler to render; a request that cannot be limited (its key
+// function failed) returns a 500 *echo.HTTPError whose Internal error holds
+// the cause. core.WithDenyHandler and core.WithErrorHandler render those
+// responses themselves instead. New panics if l is nil or an option is
+// invalid: configuration errors show at start-up.
+func New(l *core.Limiter, opts ...core.MiddlewareOption) echo.MiddlewareFunc {
+	mw, err := core.NewMiddleware(l, opts...)
+	if err != nil {
+		panic(fmt.Sprintf("ratelimitecho.New: %v", err))
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			w, r := c.Response(), c.Request()
+			for i, name := range c.ParamNames() { // so keyfunc.PathValue works as with ServeMux and chi
+				r.SetPathValue(name, c.ParamValues()[i])
+			}
+			o := mw.Decide(w, r, c.Path())
+			switch {
+			case o.Allowed():
+				return next(c)
+			case mw.Renders(o):
+				mw.Deny(w, r, o)
+				return nil
+			}
+			return echo.NewHTTPError(o.Status(), http.StatusText(o.Status())).SetInternal(o.Err)
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package ratelimitgin_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	ratelimitgin "github.com/ratelimitkit/ratelimit/adapters/gin"
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/internal/adaptertest"
+)
+
+func TestMain(m *testing.M) {
+	gin.SetMode(gin.TestMode)
+	os.Exit(m.Run())
+}
+
+func ok(c *gin.Context) { c.String(http.StatusOK, "ok") }
+
+func TestScenarios(t *testing.T) {
+	adaptertest.Run(t, adaptertest.Router{
+		New: func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler {
+			r := gin.New()
+			r.Use(ratelimitgin.New(l, opts...))
+			r.GET("/hello", ok)
+			r.GET("/users/:id", ok)
+			r.GET("/healthz", ok)
+			return r
+		},
+		PerRoute: func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler {
+			r := gin.New()
+			r.GET("/items/:id", ratelimitgin.New(l, opts...), ok)
+			return r
+		},
+		UsersRoute: "/users/:id",
+	})
+}
+
+func newLimiter(t *testing.T, limits ...core.Limit) *core.Limiter {
+	t.Helper()
+	store, err := memstore.New(memstore.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
+	require.NoError(t, err)
+	l, err := core.NewLimiter(store, core.WithLimits(limits...))
+	require.NoError(t, err)
+	return l
+}
+
+func serve(h http.Handler, path, remote string, header http.Header) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	r.RemoteAddr = remote
+	for k, v := range header {
+		r.Header[k] = v
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// TestIgnoresGinClientIP proves the default key is the TCP peer, whatever
+// gin's ClientIP would say with X-Forwarded-For and trusted proxies.
+func TestIgnoresGinClientIP(t *testing.T) {
+	r := gin.New()
+	r.ForwardedByClientIP = true
+	require.NoError(t, r.SetTrustedProxies([]string{"0.0.0.0/0"}))
+	r.Use(ratelimitgin.New(newLimiter(t, core.PerMinute(1))))
+	r.GET("/hello", ok)
+
+	first := serve(r, "/hello", "192.0.2.9:1", http.Header{"X-Forwarded-For": {"198.51.100.1"}})
+	forged := serve(r, "/hello", "192.0.2.9:1", http.Header{"X-Forwarded-For": {"198.51.100.2"}})
+
+	assert.Equal(t, http.StatusOK, first.Code)
+	assert.Equal(t, http.StatusTooManyRequests, forged.Code, "a new X-Forwarded-For must not buy a new quota")
+}
+
+// TestMounts checks the middleware per group and per route: only the
+// routes it is mounted on are limited.
+func TestMounts(t *testing.T) {
+	r := gin.New()
+	api := r.Group("/api", ratelimitgin.New(newLimiter(t, core.PerMinute(1))))
+	api.GET("/a", ok)
+	r.GET("/login", ratelimitgin.New(newLimiter(t, core.PerMinute(1))), ok)
+	r.GET("/free", ok)
+
+	tests := []struct {
+		path string
+		want int
+	}{
+		{"/api/a", http.StatusOK},
+		{"/api/a", http.StatusTooManyRequests},
+		{"/login", http.StatusOK},
+		{"/login", http.StatusTooManyRequests},
+		{"/free", http.StatusOK},
+		{"/free", http.StatusOK},
+	}
+	for _, tt := range tests {
+		w := serve(r, tt.path, "192.0.2.9:1", nil)
+		assert.Equal(t, tt.want, w.Code, tt.path)
+	}
+}
+
+func TestNewPanicsOnBadConfig(t *testing.T) {
+	assert.PanicsWithValue(t, "ratelimitgin.New: ratelimit: middleware: limiter must not be nil", func() { ratelimitgin.New(nil) })
+}

@@ -1,0 +1,69 @@
+// Package ratelimithttp plugs a [core.Limiter] into net/http.
+//
+// Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
+// in [core.Middleware] and is configured with core's MiddlewareOptions; this
+// package only supplies the http.ServeMux pattern of a request.
+package ratelimithttp
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// New returns middleware that limits every request it sees with l:
+//
+//	import ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
+//
+//	limit := ratelimithttp.New(limiter)
+//	mux.Handle("GET /users/{id}", limit(usersHandler)) // one route
+//	srv := &http.Server{Handler: limit(mux)}            // every route
+//
+// The route template is r.Pattern, which http.ServeMux (Go 1.22+) sets
+// when it routes a request. Wrapped around a single route, as above, the
+// pattern is known ("GET /users/{id}"). Wrapped around the whole mux, the
+// request has not been routed yet and r.Pattern is empty: all routes share
+// the route "", which is fine without core.WithRouteScope; with it, use
+// [Handler], which asks the mux for the pattern first.
+//
+// New panics if l is nil or an option is invalid: configuration errors show
+// at start-up.
+func New(l *core.Limiter, opts ...core.MiddlewareOption) func(http.Handler) http.Handler {
+	mw := mustMiddleware("New", l, opts)
+	return func(next http.Handler) http.Handler {
+		return mw.Handler(next, func(r *http.Request) string { return r.Pattern })
+	}
+}
+
+// A Mux routes requests and tells which pattern a request matches;
+// *http.ServeMux is one.
+type Mux interface {
+	http.Handler
+	Handler(r *http.Request) (h http.Handler, pattern string)
+}
+
+// Handler returns mux limited by l, with the route template of each request
+// taken from mux.Handler(r) before the request is served, so that
+// core.WithRouteScope works for every route of the mux:
+//
+//	srv := &http.Server{Handler: ratelimithttp.Handler(mux, limiter, core.WithRouteScope())}
+//
+// Unmatched requests have the pattern "". The mux matches each request
+// twice (here and when serving it). Handler panics if l is nil or an option
+// is invalid.
+func Handler(mux Mux, l *core.Limiter, opts ...core.MiddlewareOption) http.Handler {
+	mw := mustMiddleware("Handler", l, opts)
+	return mw.Handler(mux, func(r *http.Request) string {
+		_, pattern := mux.Handler(r)
+		return pattern
+	})
+}
+
+func mustMiddleware(fn string, l *core.Limiter, opts []core.MiddlewareOption) *core.Middleware {
+	mw, err := core.NewMiddleware(l, opts...)
+	if err != nil {
+		panic(fmt.Sprintf("ratelimithttp.%s: %v", fn, err))
+	}
+	return mw
+}

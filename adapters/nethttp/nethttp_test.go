@@ -1,0 +1,71 @@
+package ratelimithttp_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/adaptertest"
+)
+
+func ok(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+
+func newMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hello", ok)
+	mux.HandleFunc("GET /users/{id}", ok)
+	mux.HandleFunc("GET /healthz", ok)
+	return mux
+}
+
+func TestScenarios(t *testing.T) {
+	adaptertest.Run(t, adaptertest.Router{
+		New: func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler {
+			return ratelimithttp.Handler(newMux(), l, opts...)
+		},
+		PerRoute: func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("GET /items/{id}", ratelimithttp.New(l, opts...)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })))
+			return mux
+		},
+		UsersRoute: "GET /users/{id}",
+	})
+}
+
+// TestRoutePattern checks the route each documented way of mounting
+// reports: the pattern with Handler and per route, "" when New wraps the
+// whole mux (the mux has not routed the request yet).
+func TestRoutePattern(t *testing.T) {
+	tests := []struct {
+		name, path, want string
+		build            func(*core.Limiter, ...core.MiddlewareOption) http.Handler
+	}{
+		{"Handler around the mux", "/users/7", "GET /users/{id}", func(l *core.Limiter, o ...core.MiddlewareOption) http.Handler {
+			return ratelimithttp.Handler(newMux(), l, o...)
+		}},
+		{"New around one route", "/items/7", "/items/{id}", func(l *core.Limiter, o ...core.MiddlewareOption) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("/items/{id}", ratelimithttp.New(l, o...)(http.HandlerFunc(ok)))
+			return mux
+		}},
+		{"New around the whole mux sees no pattern", "/users/7", "", func(l *core.Limiter, o ...core.MiddlewareOption) http.Handler {
+			return ratelimithttp.New(l, o...)(newMux())
+		}},
+		{"Handler, unmatched route", "/nowhere", "", func(l *core.Limiter, o ...core.MiddlewareOption) http.Handler {
+			return ratelimithttp.Handler(newMux(), l, o...)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			adaptertest.CheckRoute(t, tt.build, tt.path, tt.want)
+		})
+	}
+}
+
+func TestPanicsOnBadConfig(t *testing.T) {
+	assert.PanicsWithValue(t, "ratelimithttp.New: ratelimit: middleware: limiter must not be nil", func() { ratelimithttp.New(nil) })
+	assert.PanicsWithValue(t, "ratelimithttp.Handler: ratelimit: middleware: limiter must not be nil", func() { ratelimithttp.Handler(http.NewServeMux(), nil) })
+}

@@ -1,0 +1,146 @@
+package core
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// HeaderFormat selects the rate-limit response fields a [Middleware]
+// writes. Formats combine with |: HeadersIETF|HeadersXRateLimit writes
+// both. The zero value, [HeadersOff], writes none. Retry-After is not a
+// format: it is always written on a denial that waiting can cure (see
+// [SetHeaders]).
+//
+// docs/headers.md describes every field, with examples and the clients
+// that read each format.
+type HeaderFormat uint8
+
+const (
+	// HeadersIETF writes RateLimit-Policy and RateLimit as defined by
+	// draft-ietf-httpapi-ratelimit-headers-11, in RFC 9651 structured-field
+	// syntax. It is the default.
+	HeadersIETF HeaderFormat = 1 << iota
+	// HeadersLegacy writes RateLimit-Limit, RateLimit-Remaining and
+	// RateLimit-Reset of the earlier drafts; Reset is in delta seconds.
+	HeadersLegacy
+	// HeadersXRateLimit writes X-RateLimit-Limit, X-RateLimit-Remaining and
+	// X-RateLimit-Reset; Reset is a Unix time in seconds, as GitHub sends it.
+	HeadersXRateLimit
+
+	allHeaderFormats = HeadersIETF | HeadersLegacy | HeadersXRateLimit
+)
+
+// HeadersOff writes no rate-limit fields.
+const HeadersOff HeaderFormat = 0
+
+// Names of the fields [SetHeaders] writes.
+const (
+	HeaderRateLimitPolicy     = "RateLimit-Policy"
+	HeaderRateLimit           = "RateLimit"
+	HeaderRateLimitLimit      = "RateLimit-Limit"
+	HeaderRateLimitRemaining  = "RateLimit-Remaining"
+	HeaderRateLimitReset      = "RateLimit-Reset"
+	HeaderXRateLimitLimit     = "X-RateLimit-Limit"
+	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
+	HeaderXRateLimitReset     = "X-RateLimit-Reset"
+	HeaderRetryAfter          = "Retry-After"
+)
+
+// String returns the formats joined by "|", e.g. "ietf|x-ratelimit", or "off".
+func (f HeaderFormat) String() string {
+	if f == HeadersOff {
+		return "off"
+	}
+	var b []byte
+	for i, name := range []string{"ietf", "legacy", "x-ratelimit"} {
+		if f&(1<<i) != 0 {
+			if len(b) > 0 {
+				b = append(b, '|')
+			}
+			b = append(b, name...)
+		}
+	}
+	if rest := f &^ allHeaderFormats; rest != 0 {
+		b = fmt.Appendf(b, "|HeaderFormat(%d)", uint8(rest))
+	}
+	return string(b)
+}
+
+// SetHeaders sets in h the rate-limit fields of res in the formats f and,
+// when res denies a request that waiting will admit, Retry-After. now is
+// the time of the response, used only for the epoch X-RateLimit-Reset.
+//
+// The fields describe the binding decision ([Result.Binding]), except
+// RateLimit-Policy, which lists every limit of the tier. When res is
+// degraded the store's state is unknown, so only RateLimit-Policy (the
+// configured policy) and Retry-After are written. Existing values of these
+// fields are replaced; a Result without decisions sets nothing.
+func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
+	if len(res.Decisions) == 0 {
+		return
+	}
+	if f&HeadersIETF != 0 {
+		h.Set(HeaderRateLimitPolicy, formatPolicy(res.Decisions))
+	}
+	b := res.Binding()
+	if retry, ok := retryAfter(res, b); ok {
+		h.Set(HeaderRetryAfter, strconv.FormatInt(retry, 10))
+	}
+	if res.Degraded {
+		return
+	}
+	reset := resetDelay(b)
+	if f&HeadersIETF != 0 {
+		h.Set(HeaderRateLimit, formatRateLimit(b, reset))
+	}
+	if f&HeadersLegacy != 0 {
+		h.Set(HeaderRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
+		h.Set(HeaderRateLimitRemaining, strconv.FormatInt(b.Remaining, 10))
+		h.Set(HeaderRateLimitReset, strconv.FormatInt(ceilSeconds(reset), 10))
+	}
+	if f&HeadersXRateLimit != 0 {
+		h.Set(HeaderXRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
+		h.Set(HeaderXRateLimitRemaining, strconv.FormatInt(b.Remaining, 10))
+		h.Set(HeaderXRateLimitReset, strconv.FormatInt(epochCeil(now.Add(reset)), 10))
+	}
+}
+
+// retryAfter returns the Retry-After seconds of a denial that waiting
+// cures: the binding RetryAfter rounded up, at least 1. A request admitted,
+// or denied because its cost exceeds a limit's capacity, has none.
+func retryAfter(res Result, b Decision) (int64, bool) {
+	if res.Allowed || (!res.Degraded && b.Reason == CostTooHigh) {
+		return 0, false
+	}
+	return max(1, ceilSeconds(b.RetryAfter)), true
+}
+
+// resetDelay is the time every reset field reports: for a denial that
+// waiting cures, the wait until a request passes (so it agrees with
+// Retry-After, as the draft asks); otherwise the time until the limit is
+// back to its full quota.
+func resetDelay(d Decision) time.Duration {
+	if !d.Allowed && d.Reason == Exhausted {
+		return max(time.Second, d.RetryAfter)
+	}
+	return d.ResetAfter
+}
+
+// ceilSeconds returns d in whole seconds, rounded up; never negative.
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+// epochCeil returns t as Unix seconds, rounded up.
+func epochCeil(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return s
+}

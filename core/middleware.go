@@ -1,0 +1,181 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// A KeyFunc returns the identity of the client that sent r ([Request]'s
+// Identity). An error stops the request: the [Middleware] hands it to its
+// [ErrorHandler]. An empty identity is valid: every request that gets it
+// shares one quota. The rich extractors of the keyfunc package (proxy-aware
+// addresses, API keys, composites) are KeyFuncs; this is an alias so that
+// keyfunc.Func values pass without conversion.
+type KeyFunc = func(r *http.Request) (string, error)
+
+// A CostFunc returns how much quota r uses ([Request]'s Cost); 0 is a peek.
+// A negative cost is a request-time error ([ErrInvalidCost]).
+type CostFunc = func(r *http.Request) int64
+
+// A SkipFunc reports whether r bypasses the limiter (an allow-list: health
+// checks, internal callers). A skipped request gets no rate-limit fields.
+type SkipFunc = func(r *http.Request) bool
+
+// A TierFunc returns the tier of r, typically from its API key's plan
+// ([Request]'s Tier). Empty means: ask the limiter's [TierResolver], or
+// apply the default tier.
+type TierFunc = func(r *http.Request) string
+
+// A DenyHandler writes the response to a request the limiter denied. The
+// rate-limit fields and Retry-After are already set; [DenyStatus] tells
+// which status fits.
+type DenyHandler = func(w http.ResponseWriter, r *http.Request, res Result)
+
+// An ErrorHandler writes the response to a request that could not be
+// limited: its key or cost function failed. It must not send err's text to
+// the client.
+type ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error)
+
+// A Middleware is the HTTP side of a [Limiter], shared by every framework
+// adapter: it picks the identity, tier and cost of a request, takes the
+// limiter, sets the rate-limit fields and renders denials and errors. An
+// adapter only supplies the route template and turns an [Outcome] into
+// "continue" or "stop" (see [Middleware.Decide] and [Middleware.Deny]).
+//
+// A Middleware is safe for concurrent use. Make one with [NewMiddleware].
+type Middleware struct {
+	limiter    *Limiter
+	key        KeyFunc
+	cost       CostFunc
+	skip       SkipFunc
+	tier       TierFunc
+	routeScope bool
+	deny       DenyHandler
+	onError    ErrorHandler
+	ownDeny    bool // deny set by WithDenyHandler
+	ownError   bool // onError set by WithErrorHandler
+	formats    HeaderFormat
+	now        func() time.Time
+}
+
+// NewMiddleware returns a Middleware over l configured by opts. Without
+// options it keys by peer address ([RemoteAddrKey]), charges 1 per request,
+// applies the tier the limiter picks, counts all routes of a client
+// together, writes the [HeadersIETF] fields and renders denials with
+// [DefaultDenyHandler] and errors with [DefaultErrorHandler]. An invalid
+// option is an error naming it.
+func NewMiddleware(l *Limiter, opts ...MiddlewareOption) (*Middleware, error) {
+	if l == nil {
+		return nil, errors.New("ratelimit: middleware: limiter must not be nil")
+	}
+	m := &Middleware{limiter: l, key: RemoteAddrKey, deny: DefaultDenyHandler,
+		onError: DefaultErrorHandler, formats: HeadersIETF, now: time.Now}
+	for _, opt := range opts {
+		if err := opt(m); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// An Outcome is what [Middleware.Decide] concluded about one request.
+type Outcome struct {
+	// Result is the limiter's answer; zero when the request was skipped or
+	// failed.
+	Result Result
+	// Err is set when the request could not be limited (its key or cost
+	// function failed); it is for the [ErrorHandler], never for the client.
+	Err error
+	// Skipped is set when a [SkipFunc] let the request bypass the limiter.
+	Skipped bool
+}
+
+// Allowed reports whether the request goes on to the next handler: it was
+// skipped or admitted (also when admitted degraded, failing open).
+func (o Outcome) Allowed() bool {
+	return o.Err == nil && (o.Skipped || o.Result.Allowed)
+}
+
+// Status returns the status of the response to a stopped request: 500 for
+// an error, else [DenyStatus]; 200 when the request is allowed.
+func (o Outcome) Status() int {
+	switch {
+	case o.Err != nil:
+		return http.StatusInternalServerError
+	case o.Allowed():
+		return http.StatusOK
+	}
+	return DenyStatus(o.Result)
+}
+
+// Decide limits r, whose route template is route ("/users/:id"; empty when
+// no route matched), and sets the rate-limit fields and Retry-After on w.
+// It writes no status and no body: when the Outcome is not Allowed, the
+// adapter stops the request and calls [Middleware.Deny] (or, for a
+// framework that renders its own errors, see [Middleware.Renders]).
+//
+// route must be the template the framework matched, never the raw path,
+// which lets a client mint a fresh quota per URL; it is used only with
+// [WithRouteScope].
+func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string) Outcome {
+	if m.skip != nil && m.skip(r) {
+		return Outcome{Skipped: true}
+	}
+	id, err := m.key(r)
+	if err != nil {
+		return Outcome{Err: fmt.Errorf("ratelimit: key: %w", err)}
+	}
+	if m.routeScope {
+		id = Identity(route, id)
+	}
+	req := Request{Identity: id, Cost: 1, Route: route}
+	if m.tier != nil {
+		req.Tier = m.tier(r)
+	}
+	if m.cost != nil {
+		req.Cost = m.cost(r)
+	}
+	res, err := m.limiter.Take(r.Context(), req)
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	SetHeaders(w.Header(), res, m.formats, m.now())
+	return Outcome{Result: res}
+}
+
+// Deny writes the response to a request Decide did not allow: the
+// [ErrorHandler] when o.Err is set, else the [DenyHandler].
+func (m *Middleware) Deny(w http.ResponseWriter, r *http.Request, o Outcome) {
+	if o.Err != nil {
+		m.onError(w, r, o.Err)
+		return
+	}
+	m.deny(w, r, o.Result)
+}
+
+// Renders reports whether a handler given by the user renders o: the
+// [WithErrorHandler] one for an error, the [WithDenyHandler] one for a
+// denial. Adapters of frameworks with their own error rendering (echo)
+// call [Middleware.Deny] when it does, and otherwise return the framework's
+// error for o.Status().
+func (m *Middleware) Renders(o Outcome) bool {
+	if o.Err != nil {
+		return m.ownError
+	}
+	return m.ownDeny
+}
+
+// Handler returns next limited by m, for routers built on http.Handler
+// (net/http, chi). route returns the route template of a request.
+func (m *Middleware) Handler(next http.Handler, route func(*http.Request) string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o := m.Decide(w, r, route(r))
+		if !o.Allowed() {
+			m.Deny(w, r, o)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,132 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+)
+
+// Problem types of draft-ietf-httpapi-ratelimit-headers-11, section 5.
+const (
+	// ProblemQuotaExceeded: the request exceeds one or more quota policies.
+	ProblemQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+	// ProblemTemporaryReducedCapacity: the server cannot serve the request
+	// now because its capacity is temporarily reduced (here: the limiter's
+	// store is unavailable and the limiter fails closed).
+	ProblemTemporaryReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
+)
+
+// Titles of the problem types, as the draft registers them.
+const (
+	titleQuotaExceeded   = "Request cannot be satisfied as assigned quota has been exceeded"
+	titleReducedCapacity = "Request cannot be satisfied due to temporary server capacity constraints"
+)
+
+// A Problem is an RFC 9457 problem details object, the JSON body of the
+// default responses of a [Middleware]. It never holds internal error text.
+type Problem struct {
+	// Type is a URI naming the problem type ("about:blank" when none fits).
+	Type string `json:"type"`
+	// Title is the short summary of the problem type.
+	Title string `json:"title"`
+	// Status is the HTTP status code of the response.
+	Status int `json:"status"`
+	// Detail explains this occurrence, for people.
+	Detail string `json:"detail,omitempty"`
+	// ViolatedPolicies names the limits that denied the request: the
+	// draft's extension member of its problem types.
+	ViolatedPolicies []string `json:"violated-policies,omitempty"`
+	// RetryAfter is the Retry-After delay in seconds, for clients that read
+	// the body only. Omitted when no wait helps.
+	RetryAfter int64 `json:"retry_after,omitempty"`
+}
+
+// DenyStatus returns the status of a response to the denied request res:
+//
+//   - 503 Service Unavailable when res is degraded (the store failed and the
+//     limiter fails closed);
+//   - 413 Content Too Large when the binding limit denied with
+//     [CostTooHigh]: the request costs more than the limit can ever grant,
+//     so it is refused for good and carries no Retry-After (a 429 would
+//     invite a retry that can never succeed);
+//   - 429 Too Many Requests otherwise.
+func DenyStatus(res Result) int {
+	switch {
+	case res.Degraded:
+		return http.StatusServiceUnavailable
+	case res.Binding().Reason == CostTooHigh:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusTooManyRequests
+}
+
+// ProblemFor returns the problem details of the denied request res: the
+// draft's quota-exceeded type for 429 and 413, temporary-reduced-capacity
+// for 503 (see [DenyStatus]).
+func ProblemFor(res Result) Problem {
+	status := DenyStatus(res)
+	b := res.Binding()
+	retry, _ := retryAfter(res, b)
+	switch status {
+	case http.StatusServiceUnavailable:
+		return Problem{Type: ProblemTemporaryReducedCapacity, Title: titleReducedCapacity, Status: status,
+			Detail: fmt.Sprintf("Rate limits cannot be checked right now; retry after %d %s.", retry, plural(retry, "second")), RetryAfter: retry}
+	case http.StatusRequestEntityTooLarge:
+		return Problem{Type: ProblemQuotaExceeded, Title: titleQuotaExceeded, Status: status, ViolatedPolicies: violated(res),
+			Detail: fmt.Sprintf("The request costs more than policy %q grants at once (%d); it will never be admitted.",
+				b.Limit.EffectiveName(), b.Limit.Capacity())}
+	}
+	return Problem{Type: ProblemQuotaExceeded, Title: titleQuotaExceeded, Status: status, ViolatedPolicies: violated(res),
+		Detail: fmt.Sprintf("Too many requests; retry after %d %s.", retry, plural(retry, "second")), RetryAfter: retry}
+}
+
+// Write sends p as the response: Content-Type application/problem+json,
+// status p.Status, then the JSON body. Headers set before (the rate-limit
+// fields, Retry-After) are kept.
+func (p Problem) Write(w http.ResponseWriter) {
+	body, err := json.Marshal(p)
+	if err != nil { // unreachable: every field marshals
+		body = []byte(`{"type":"about:blank"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Del("Content-Length")
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// DefaultDenyHandler is the [DenyHandler] of a [Middleware] without
+// [WithDenyHandler]: it writes [ProblemFor](res). The rate-limit fields and
+// Retry-After are already set when it runs.
+func DefaultDenyHandler(w http.ResponseWriter, _ *http.Request, res Result) {
+	ProblemFor(res).Write(w)
+}
+
+// DefaultErrorHandler is the [ErrorHandler] of a [Middleware] without
+// [WithErrorHandler], modelled on httputil.ReverseProxy's: it logs err with
+// the request's method and path on slog's default logger at level Error and
+// answers 500 with an about:blank problem that holds no error text.
+func DefaultErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	slog.ErrorContext(r.Context(), "ratelimit: request not limited", "method", r.Method, "path", r.URL.Path, "error", err)
+	Problem{Type: "about:blank", Title: http.StatusText(http.StatusInternalServerError), Status: http.StatusInternalServerError}.Write(w)
+}
+
+// violated returns the names of the limits that denied res.
+func violated(res Result) []string {
+	var names []string
+	for _, d := range res.Decisions {
+		if !d.Allowed {
+			names = append(names, d.Limit.EffectiveName())
+		}
+	}
+	return names
+}
+
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return unit
+	}
+	return unit + "s"
+}

@@ -1,0 +1,68 @@
+package core
+
+import (
+	"strconv"
+	"time"
+)
+
+// This file writes the RFC 9651 structured fields of
+// draft-ietf-httpapi-ratelimit-headers-11: lists of items whose bare item is
+// an sf-string (the policy name) and whose parameters are sf-integers.
+
+// maxSFInteger is the largest sf-integer (RFC 9651, section 3.3.1: at most
+// 15 digits).
+const maxSFInteger = 999_999_999_999_999
+
+// formatPolicy returns the RateLimit-Policy value of a tier's decisions,
+// one item per limit: "name";q=<Rate>;w=<Period in seconds, rounded up>.
+// q per w is the sustained rate; w rounds up, so the advertised rate is
+// never above the real one. A limit's burst shows in RateLimit's r.
+func formatPolicy(ds []Decision) string {
+	b := make([]byte, 0, 32*len(ds))
+	for i, d := range ds {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendSFString(b, d.Limit.EffectiveName())
+		b = appendSFParam(b, "q", d.Limit.Rate)
+		b = appendSFParam(b, "w", d.Limit.PeriodSeconds())
+	}
+	return string(b)
+}
+
+// formatRateLimit returns the RateLimit value of the binding decision d:
+// "name";r=<Remaining>;t=<reset in seconds, rounded up>.
+func formatRateLimit(d Decision, reset time.Duration) string {
+	b := make([]byte, 0, 32)
+	b = appendSFString(b, d.Limit.EffectiveName())
+	b = appendSFParam(b, "r", d.Remaining)
+	b = appendSFParam(b, "t", ceilSeconds(reset))
+	return string(b)
+}
+
+// appendSFString appends s as an sf-string: quoted, with '"' and '\'
+// escaped. Bytes an sf-string cannot hold (controls, DEL, non-ASCII) become
+// '?'; limit names are validated and never contain them.
+func appendSFString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c > 0x7e:
+			b = append(b, '?')
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// appendSFParam appends the parameter ;key=v with v clamped to the range
+// of a non-negative sf-integer.
+func appendSFParam(b []byte, key string, v int64) []byte {
+	b = append(b, ';')
+	b = append(b, key...)
+	b = append(b, '=')
+	return strconv.AppendInt(b, min(max(v, 0), maxSFInteger), 10)
+}

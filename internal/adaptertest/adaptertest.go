@@ -1,0 +1,324 @@
+// Package adaptertest is the scenario table every framework adapter runs
+// through its real router: the same requests, the same expected statuses,
+// fields and bodies for gin, echo, chi and net/http.
+//
+// An adapter's test describes its framework with a [Router] and calls
+// [Run]. The package imports no framework.
+package adaptertest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/internal/sftest"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
+)
+
+// A Router describes one framework for [Run].
+type Router struct {
+	// New returns the framework's real router with the adapter built from
+	// l and opts mounted for every route (r.Use or its equivalent),
+	// serving, each with status 200 and body "ok":
+	//
+	//	GET /hello
+	//	GET /users/{id}   (in the framework's syntax)
+	//	GET /healthz
+	//
+	// and the framework's own 404 for anything else.
+	New func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler
+	// UsersRoute is the template the framework reports for the users
+	// route: "/users/:id", "/users/{id}", "GET /users/{id}".
+	UsersRoute string
+	// PerRoute returns the framework's real router serving GET /items/{id}
+	// (in the framework's syntax) with the adapter built from l and opts
+	// mounted on that route only, the way the examples mount the webhook
+	// limiter.
+	PerRoute func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler
+	// OwnErrorBodies is set when, without a deny or error handler, the
+	// framework's error handler renders denials and errors (echo), so the
+	// body is not the core problem document.
+	OwnErrorBodies bool
+}
+
+// Clients of the scenarios.
+const (
+	alice = "192.0.2.1"
+	bob   = "192.0.2.2"
+)
+
+// secret stands for internal error text that must never reach a client.
+const secret = "redis 10.0.0.7:6379 NOAUTH"
+
+var (
+	errKey         = errors.New("key func failed: " + secret)
+	errUnavailable = fmt.Errorf("%w: dial %s", core.ErrStoreUnavailable, secret)
+	errBug         = errors.New("ERR script error: " + secret)
+)
+
+// now is the frozen time of every store: no refill happens during a test.
+var now = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// A step is one request and what its response must be.
+type step struct {
+	path   string
+	client string
+	apiKey string // X-API-Key
+	cost   int64  // X-Cost, read by costFromHeader; 0 means no header
+
+	status    int
+	policy    []policyItem // nil: no RateLimit-Policy field
+	limit     *limitItem   // nil: no RateLimit field
+	retry     string       // Retry-After; "" means absent
+	problem   string       // problem type of the core body; "" means no check
+	body      string       // exact body, when set
+	noSecrets bool         // the body must not contain internal error text
+}
+
+type policyItem struct {
+	name string
+	q, w int64
+}
+
+type limitItem struct {
+	name string
+	r, t int64
+}
+
+// A scenario is a limiter, middleware options and a sequence of steps,
+// run against a fresh store.
+type scenario struct {
+	name   string
+	limits []core.Option
+	opts   []core.MiddlewareOption
+	store  func(core.Store) core.Store // wraps the memstore, when set
+	steps  []step
+}
+
+// Run runs every scenario through rt's real router, then the checks that
+// are not request sequences: the route template that reaches the store and
+// exact admission under concurrency.
+func Run(t *testing.T, rt Router) {
+	for _, sc := range scenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			h := rt.New(newLimiter(t, sc.store, sc.limits...), sc.opts...)
+			for i, st := range sc.steps {
+				t.Run(fmt.Sprintf("%d %s from %s", i+1, st.path, st.client), func(t *testing.T) {
+					checkStep(t, rt, h, st)
+				})
+			}
+		})
+	}
+	t.Run("the route template, not the raw path, reaches the store", func(t *testing.T) {
+		runRouteKey(t, rt)
+	})
+	t.Run("concurrent requests are admitted exactly", func(t *testing.T) {
+		runConcurrent(t, rt)
+	})
+	t.Run("path parameters reach keyfunc.PathValue", func(t *testing.T) {
+		runPathValue(t, rt)
+	})
+}
+
+// runPathValue checks that a limiter mounted on one route can key by a path
+// parameter through keyfunc.PathValue, whatever the framework.
+func runPathValue(t *testing.T, rt Router) {
+	require.NotNil(t, rt.PerRoute, "Router.PerRoute")
+	rec := &recordingStore{}
+	limit := core.PerMinute(5).WithName("item")
+	l := newLimiter(t, func(s core.Store) core.Store { rec.Store = s; return rec }, core.WithLimits(limit))
+
+	w := httptest.NewRecorder()
+	rt.PerRoute(l, core.WithKeyFunc(keyfunc.PathValue("id"))).ServeHTTP(w, newRequest(step{path: "/items/7", client: alice}))
+
+	assert.Equal(t, http.StatusOK, w.Code)
+	kb, err := core.NewKeyBuilder(core.DefaultPrefix)
+	require.NoError(t, err)
+	assert.Equal(t, []string{kb.Key("path:7", limit)}, rec.keys)
+}
+
+func newLimiter(t *testing.T, wrap func(core.Store) core.Store, opts ...core.Option) *core.Limiter {
+	t.Helper()
+	ms, err := memstore.New(memstore.WithClock(func() time.Time { return now }))
+	require.NoError(t, err)
+	var store core.Store = ms
+	if wrap != nil {
+		store = wrap(ms)
+	}
+	l, err := core.NewLimiter(store, opts...)
+	require.NoError(t, err)
+	return l
+}
+
+func newRequest(st step) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, st.path, nil)
+	r.RemoteAddr = st.client + ":40000"
+	if st.apiKey != "" {
+		r.Header.Set("X-API-Key", st.apiKey)
+	}
+	if st.cost != 0 {
+		r.Header.Set("X-Cost", strconv.FormatInt(st.cost, 10))
+	}
+	return r
+}
+
+func checkStep(t *testing.T, rt Router, h http.Handler, st step) {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, newRequest(st))
+
+	assert.Equal(t, st.status, w.Code)
+	assert.Equal(t, st.policy, parsePolicy(t, w.Header()))
+	assert.Equal(t, st.limit, parseLimit(t, w.Header()))
+	assert.Equal(t, st.retry, w.Header().Get("Retry-After"))
+	if st.body != "" {
+		assert.Equal(t, st.body, w.Body.String())
+	}
+	if st.noSecrets {
+		assert.NotContains(t, w.Body.String(), "10.0.0.7")
+	}
+	if st.problem != "" && !rt.OwnErrorBodies {
+		checkProblem(t, w, st)
+	}
+}
+
+// checkProblem checks the core problem document of a stopped request.
+func checkProblem(t *testing.T, w *httptest.ResponseRecorder, st step) {
+	assert.Equal(t, "application/problem+json", w.Header().Get("Content-Type"))
+	var p core.Problem
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p), "body %q", w.Body.String())
+	assert.Equal(t, st.problem, p.Type)
+	assert.Equal(t, st.status, p.Status)
+	assert.Equal(t, st.retry, retryString(p.RetryAfter))
+}
+
+func retryString(s int64) string {
+	if s == 0 {
+		return ""
+	}
+	return strconv.FormatInt(s, 10)
+}
+
+// parsePolicy parses RateLimit-Policy with the strict RFC 9651 parser.
+func parsePolicy(t *testing.T, h http.Header) []policyItem {
+	lines := h.Values("RateLimit-Policy")
+	if len(lines) == 0 {
+		return nil
+	}
+	items, err := sftest.ParseList(lines...)
+	require.NoError(t, err)
+	var got []policyItem
+	for _, it := range items {
+		got = append(got, policyItem{name: stringValue(t, it), q: intParam(t, it, "q"), w: intParam(t, it, "w")})
+	}
+	return got
+}
+
+// parseLimit parses RateLimit, which must hold one item.
+func parseLimit(t *testing.T, h http.Header) *limitItem {
+	lines := h.Values("RateLimit")
+	if len(lines) == 0 {
+		return nil
+	}
+	items, err := sftest.ParseList(lines...)
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+	return &limitItem{name: stringValue(t, items[0]), r: intParam(t, items[0], "r"), t: intParam(t, items[0], "t")}
+}
+
+func stringValue(t *testing.T, it sftest.Item) string {
+	require.Equal(t, sftest.String, it.Value.Kind, "policy names are sf-strings")
+	return it.Value.Str
+}
+
+func intParam(t *testing.T, it sftest.Item, key string) int64 {
+	v, ok := it.Param(key)
+	require.True(t, ok, "parameter %q", key)
+	require.Equal(t, sftest.Integer, v.Kind, "parameter %q", key)
+	return v.Int
+}
+
+// costFromHeader charges the X-Cost header, 1 without it.
+func costFromHeader(r *http.Request) int64 {
+	n, err := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
+	if err != nil {
+		return 1
+	}
+	return n
+}
+
+// failingStore fails every call with err.
+type failingStore struct{ err error }
+
+func (s failingStore) Take(context.Context, []core.Decision, []string, []core.Limit, int64) ([]core.Decision, error) {
+	return nil, s.err
+}
+
+// recordingStore remembers the keys it was asked for.
+type recordingStore struct {
+	core.Store
+	mu   sync.Mutex
+	keys []string
+}
+
+func (s *recordingStore) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
+	s.mu.Lock()
+	s.keys = append(s.keys, keys...)
+	s.mu.Unlock()
+	return s.Store.Take(ctx, dst, keys, limits, cost)
+}
+
+func runRouteKey(t *testing.T, rt Router) {
+	CheckRoute(t, rt.New, "/users/1", rt.UsersRoute)
+	CheckRoute(t, rt.New, "/users/2", rt.UsersRoute)
+}
+
+// CheckRoute builds a handler with build, mounting the adapter with
+// core.WithRouteScope over a recording store, serves GET path and checks
+// that the store was asked for the key of the route template wantRoute: the
+// proof that the adapter reported that template for the request.
+func CheckRoute(t *testing.T, build func(*core.Limiter, ...core.MiddlewareOption) http.Handler, path, wantRoute string) {
+	t.Helper()
+	rec := &recordingStore{}
+	limit := core.PerMinute(5).WithName("api")
+	l := newLimiter(t, func(s core.Store) core.Store { rec.Store = s; return rec }, core.WithLimits(limit))
+
+	w := httptest.NewRecorder()
+	build(l, core.WithRouteScope()).ServeHTTP(w, newRequest(step{path: path, client: alice}))
+
+	kb, err := core.NewKeyBuilder(core.DefaultPrefix)
+	require.NoError(t, err)
+	assert.Equal(t, []string{kb.Key(core.Identity(wantRoute, alice), limit)}, rec.keys, "route of %s should be %q", path, wantRoute)
+}
+
+func runConcurrent(t *testing.T, rt Router) {
+	const requests, burst = 50, 10
+	h := rt.New(newLimiter(t, nil, core.WithLimits(core.PerMinute(burst).WithName("api"))))
+	codes := make(chan int, requests)
+	var wg sync.WaitGroup
+	for range requests {
+		wg.Go(func() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, newRequest(step{path: "/hello", client: alice}))
+			codes <- w.Code
+		})
+	}
+	wg.Wait()
+	close(codes)
+	counts := map[int]int{}
+	for c := range codes {
+		counts[c]++
+	}
+	assert.Equal(t, map[int]int{http.StatusOK: burst, http.StatusTooManyRequests: requests - burst}, counts)
+}
