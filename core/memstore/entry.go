@@ -1,0 +1,46 @@
+package memstore
+
+import "github.com/ratelimitkit/ratelimit/core"
+
+// An entry is the stored state of one key.
+type entry struct {
+	alg core.Algorithm
+	// expireAt is when the state is back to the default (µs, rounded up
+	// to the millisecond as the scripts' PEXPIRE); the entry is absent
+	// once now > expireAt.
+	expireAt int64
+	state
+	log *timeLog // SlidingLog only
+}
+
+// state is the fixed-size state of GCRA, TokenBucket, FixedWindow and
+// SlidingWindow, as docs/algorithms.md names it.
+type state struct {
+	x  float64 // GCRA: tat (µs); TokenBucket: tk (tokens)
+	ts int64   // TokenBucket: ts, the time of the last refill (µs)
+	w  int64   // FixedWindow, SlidingWindow: the window number
+	n  int64   // FixedWindow, SlidingWindow: the count in window w
+	p  int64   // SlidingWindow: the count in window w − 1
+}
+
+// expired reports whether e is absent at now.
+func (e *entry) expired(now int64) bool {
+	return now > e.expireAt
+}
+
+// evalState runs the algorithm of l for a take of cost at now on the stored
+// state st (found is false for a key without state), writing nothing to
+// the store. It fills o and, if l admits the take, sets st to the state to
+// write. SlidingLog is handled by [evalLog].
+func evalState(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
+	switch l.Algorithm {
+	case core.TokenBucket:
+		evalTokenBucket(o, st, found, l, now, cost)
+	case core.FixedWindow:
+		evalFixedWindow(o, st, found, l, now, cost)
+	case core.SlidingWindow:
+		evalSlidingWindow(o, st, found, l, now, cost)
+	default:
+		evalGCRA(o, st, found, l, now, cost)
+	}
+}

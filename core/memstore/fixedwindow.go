@@ -1,0 +1,39 @@
+package memstore
+
+import (
+	"math"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// evalFixedWindow evaluates the fixed window; st.w is the window number,
+// st.n its count. The counts are integers below 2⁵³, exact in int64 as in
+// the scripts' doubles; the window number is floored in float64 as Lua's
+// math.floor(now / P) does.
+func evalFixedWindow(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
+	p, r := periodMicros(l.Period), l.Rate
+	w := windowOf(now, p)
+	end := (w+1)*p - now
+	var n int64
+	if found && st.w == w {
+		n = st.n
+	}
+	o.remainingBefore = r - n
+	if n > 0 {
+		o.resetBefore = end
+	}
+	if o.settle(cost, r) {
+		return
+	}
+	if n+cost > r {
+		o.deny(end)
+		return
+	}
+	o.admit(r-n-cost, end, ttlMicros(end))
+	*st = state{w: w, n: n + cost}
+}
+
+// windowOf returns floor(now / p), the number of the window holding now.
+func windowOf(now, p int64) int64 {
+	return int64(math.Floor(float64(now) / float64(p)))
+}

@@ -1,0 +1,34 @@
+package memstore_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/core/storetest"
+)
+
+func newConformanceStore(t *testing.T, now func() time.Time) core.Store {
+	s, err := memstore.New(memstore.WithClock(now))
+	require.NoError(t, err)
+	return s
+}
+
+// TestConformance runs the shared store suite (docs/algorithms.md) against
+// the memory store.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, newConformanceStore)
+}
+
+// TestConformanceConcurrency runs the suite's concurrent takes; the
+// clients of one memory store share it, as the processes of one app would
+// share a Redis.
+func TestConformanceConcurrency(t *testing.T) {
+	storetest.RunConcurrency(t, func(t *testing.T, now func() time.Time, n int) []core.Store {
+		return slices.Repeat([]core.Store{newConformanceStore(t, now)}, n)
+	})
+}

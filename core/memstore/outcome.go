@@ -1,0 +1,64 @@
+package memstore
+
+import "github.com/ratelimitkit/ratelimit/core"
+
+// An outcome is what one algorithm said about one limit at one instant,
+// before the store decides whether the take as a whole is admitted. Times
+// are whole microseconds.
+type outcome struct {
+	allowed bool
+	reason  core.Reason
+	// remaining and reset before the charge, and after it (used when the
+	// whole take is admitted).
+	remainingBefore, remainingAfter int64
+	resetBefore, resetAfter         int64
+	retry                           int64
+	// ttl is how long the written state lives (when it is written).
+	ttl int64
+}
+
+// settle handles the cases that need no more arithmetic once the before
+// values are known: a cost above the capacity (denied, CostTooHigh, no
+// wait helps) and a peek (cost 0: allowed, nothing changes). It reports
+// whether the outcome is final.
+func (o *outcome) settle(cost, capacity int64) bool {
+	o.remainingAfter, o.resetAfter = o.remainingBefore, o.resetBefore
+	switch {
+	case cost > capacity:
+		o.reason = core.CostTooHigh
+		return true
+	case cost == 0:
+		o.allowed = true
+		return true
+	}
+	return false
+}
+
+// admit records an admitted charge.
+func (o *outcome) admit(remaining, reset, ttl int64) {
+	o.allowed = true
+	o.remainingAfter, o.resetAfter, o.ttl = remaining, reset, ttl
+}
+
+// deny records an exhausted limit that a wait of retry µs would satisfy.
+func (o *outcome) deny(retry int64) {
+	o.reason, o.retry = core.Exhausted, retry
+}
+
+// decision returns the [core.Decision] of limit l, with the after-charge
+// values when the whole take was admitted and the before-charge ones
+// otherwise.
+func (o *outcome) decision(l core.Limit, admitted bool) core.Decision {
+	remaining, reset := o.remainingBefore, o.resetBefore
+	if admitted {
+		remaining, reset = o.remainingAfter, o.resetAfter
+	}
+	return core.Decision{
+		Limit:      l,
+		Allowed:    o.allowed,
+		Reason:     o.reason,
+		Remaining:  max(0, remaining),
+		ResetAfter: micros(reset),
+		RetryAfter: micros(o.retry),
+	}
+}

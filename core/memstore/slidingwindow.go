@@ -1,0 +1,65 @@
+package memstore
+
+import (
+	"math"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// evalSlidingWindow evaluates the sliding window counter; st.w is the
+// window number, st.n its count and st.p the count of window w − 1. The
+// estimate is computed in float64 like the script: prev·(P − e) can exceed
+// 2⁵³ at the largest rates and periods, and must round the same way.
+func evalSlidingWindow(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
+	w := windowOf(now, periodMicros(l.Period))
+	p, r, c := float64(periodMicros(l.Period)), float64(l.Rate), float64(cost)
+	e := float64(now) - float64(float64(w)*p)
+	var cur, prev float64
+	switch {
+	case found && st.w == w:
+		cur, prev = float64(st.n), float64(st.p)
+	case found && st.w == w-1:
+		prev = float64(st.n)
+	}
+	usedP := float64(prev*(p-e)) + float64(cur*p)
+	o.remainingBefore = int64(math.Max(0, math.Floor((float64(r*p)-usedP)/p)))
+	switch {
+	case cur > 0:
+		o.resetBefore = int64(2*p - e)
+	case prev > 0:
+		o.resetBefore = int64(p - e)
+	}
+	if o.settle(cost, l.Rate) {
+		return
+	}
+	if usedP+float64(c*p) > float64(r*p) {
+		o.deny(slidingRetry(p, r, c, e, cur, prev))
+		return
+	}
+	cur += c
+	after := math.Floor((float64(r*p) - float64(prev*(p-e)) - float64(cur*p)) / p)
+	reset := int64(2*p - e)
+	o.admit(int64(after), reset, ttlMicros(reset))
+	*st = state{w: w, n: int64(cur), p: int64(prev)}
+}
+
+// slidingRetry is the wait until a denied cost c fits the sliding window
+// estimate: within the current window while the previous one's weight
+// decays, or else into the next window, as cur's weight decays.
+//
+// The admission test of the counter has no tolerance, so the wait is
+// rounded up to the whole µs (ceil, at least 1), not to the nearest as
+// roundUp would: a wait 0.4 µs short would be denied again, with a
+// RetryAfter of 0. docs/algorithms.md writes roundUp; core/storetest
+// holds the stores to the exact ceiling.
+func slidingRetry(p, r, c, e, cur, prev float64) int64 {
+	if cur+c <= r {
+		return ceilMicros(p - e - (r-cur-c)*p/prev)
+	}
+	return ceilMicros((p - e) + p - (r-c)*p/cur)
+}
+
+// ceilMicros rounds a positive wait in µs up to whole µs, at least 1.
+func ceilMicros(x float64) int64 {
+	return int64(math.Max(1, math.Ceil(x)))
+}

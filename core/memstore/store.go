@@ -1,0 +1,214 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"time"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// A Store is an in-memory [core.Store]. Make one with [New]; the zero
+// value is not usable. It is safe for concurrent use and needs no Close:
+// it starts no goroutine, and expired keys are removed when touched or
+// when their shard needs room.
+//
+// Time is read from the clock of [WithClock] in microseconds since
+// 2024-01-01T00:00:00Z. A shard never lets its time run backwards: a
+// reading earlier than the latest one the shard used is taken as that one,
+// so neither a wall clock stepped back nor two takes that read the clock in
+// one order and lock in the other can admit more than the limits allow.
+type Store struct {
+	shards []shard
+	mask   uint64
+	seed   maphash.Seed
+	clock  func() time.Time
+}
+
+// New returns a [Store] configured by opts, or an error naming the option
+// that is invalid.
+func New(opts ...Option) (*Store, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		shards: make([]shard, c.shards),
+		mask:   uint64(c.shards - 1),
+		seed:   maphash.MakeSeed(),
+		clock:  c.clock,
+	}
+	for i := range s.shards {
+		// Shares of maxKeys that add up to exactly maxKeys.
+		s.shards[i].maxKeys = c.maxKeys / c.shards
+		if i < c.maxKeys%c.shards {
+			s.shards[i].maxKeys++
+		}
+		s.shards[i].entries = make(map[string]*entry)
+	}
+	return s, nil
+}
+
+// A slot is the work on one limit of a take.
+type slot struct {
+	shard int
+	e     *entry // nil when the key has no live state
+	out   outcome
+	next  state // the stored state, then the one to write if admitted
+}
+
+// maxInline is how many limits a take handles without allocating.
+const maxInline = 8
+
+// Take implements [core.Store]: it evaluates every limit, charges cost to
+// all of them only if all admit it, and appends one [core.Decision] per
+// limit to dst. It allocates nothing for keys that already have state when
+// dst has room and there are at most 8 limits.
+func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
+	if err := checkTake(ctx, keys, limits, cost); err != nil {
+		return dst, err
+	}
+	var buf [maxInline]slot
+	slots := buf[:0]
+	if len(keys) > maxInline {
+		slots = make([]slot, 0, len(keys))
+	}
+	for _, key := range keys {
+		slots = append(slots, slot{shard: s.shardOf(key)})
+	}
+	var lockBuf [maxInline]int
+	locked := s.lock(lockBuf[:0], slots)
+	now := s.advance(locked, epochMicros(s.clock()))
+
+	admitted := true
+	for i := range slots {
+		admitted = s.evaluate(&slots[i], keys[i], limits[i], now, cost) && admitted
+	}
+	if admitted && cost > 0 {
+		for i := range slots {
+			s.commit(slots, i, keys[i], limits[i].Algorithm, now, cost)
+		}
+	}
+	s.unlock(locked)
+
+	for i := range slots {
+		dst = append(dst, slots[i].out.decision(limits[i], admitted))
+	}
+	return dst, nil
+}
+
+// evaluate fills sl with the outcome of limit l on key, writing nothing
+// (the sliding log prunes, which changes no decision). It reports whether
+// the limit admits the take.
+func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bool {
+	sl.e = s.shards[sl.shard].lookup(key, now)
+	found := sl.e != nil && sl.e.alg == l.Algorithm
+	if l.Algorithm == core.SlidingLog {
+		var lg *timeLog
+		if found {
+			lg = sl.e.log
+		}
+		evalLog(&sl.out, lg, l, now, cost)
+		return sl.out.allowed
+	}
+	if found {
+		sl.next = sl.e.state
+	}
+	evalState(&sl.out, &sl.next, found, l, now, cost)
+	return sl.out.allowed
+}
+
+// commit writes the state of slots[i], creating its entry if needed.
+func (s *Store) commit(slots []slot, i int, key string, alg core.Algorithm, now, cost int64) {
+	sl := &slots[i]
+	if sl.e == nil {
+		sl.e = s.shards[sl.shard].insert(key, now, slots)
+	}
+	e := sl.e
+	if alg == core.SlidingLog {
+		if e.alg != alg || e.log == nil {
+			e.log = &timeLog{}
+		}
+		e.log.add(now, cost)
+	} else {
+		e.state, e.log = sl.next, nil
+	}
+	e.alg, e.expireAt = alg, now+sl.out.ttl
+}
+
+// shardOf returns the index of the shard of key, chosen by its hash tag.
+func (s *Store) shardOf(key string) int {
+	return int(maphash.String(s.seed, hashTag(key)) & s.mask)
+}
+
+// lock locks the distinct shards of slots in increasing order (so takes
+// that cross shards cannot deadlock) and returns their indices, appended
+// to buf.
+func (s *Store) lock(buf []int, slots []slot) []int {
+	for i := range slots {
+		if !slices.Contains(buf, slots[i].shard) {
+			buf = append(buf, slots[i].shard)
+		}
+	}
+	if len(buf) > 1 {
+		slices.Sort(buf)
+	}
+	for _, i := range buf {
+		s.shards[i].mu.Lock()
+	}
+	return buf
+}
+
+func (s *Store) unlock(locked []int) {
+	for _, i := range locked {
+		s.shards[i].mu.Unlock()
+	}
+}
+
+// advance returns the time of a take on the locked shards: the clock's
+// reading, or the latest time one of them used if that is later. It
+// records the result as their latest time.
+func (s *Store) advance(locked []int, now int64) int64 {
+	for _, i := range locked {
+		now = max(now, s.shards[i].last)
+	}
+	for _, i := range locked {
+		s.shards[i].last = now
+	}
+	return now
+}
+
+// Len returns the number of stored keys, counting expired ones that were
+// not removed yet. It is meant for tests and metrics.
+func (s *Store) Len() int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += len(sh.entries)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// checkTake rejects the arguments that [core.Store] rules out, so a
+// caller's mistake is an error instead of a panic or nonsense.
+func checkTake(ctx context.Context, keys []string, limits []core.Limit, cost int64) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("ratelimit: memstore: %w", err)
+	}
+	if len(keys) == 0 || len(keys) != len(limits) {
+		return fmt.Errorf("ratelimit: memstore: take needs one key per limit, got %d keys and %d limits", len(keys), len(limits))
+	}
+	if cost < 0 {
+		return fmt.Errorf("ratelimit: memstore: cost must not be negative, got %d", cost)
+	}
+	for _, l := range limits {
+		if l.Rate <= 0 || l.Burst < 0 || l.Period < time.Microsecond || l.Algorithm > core.SlidingLog {
+			return l.Validate() // names the limit and the field
+		}
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package memstore
+
+import (
+	"math"
+	"time"
+)
+
+// epochUnixMicros is 2024-01-01T00:00:00Z in Unix microseconds: the epoch
+// of every time value of the stores (docs/algorithms.md, "Units").
+const epochUnixMicros = 1704067200 * 1_000_000
+
+// tolerance is TOL of docs/algorithms.md: a time within half a
+// microsecond of a boundary counts as on it.
+const tolerance = 0.5
+
+// epochMicros returns t in whole microseconds since 2024-01-01T00:00:00Z,
+// rounded down, as Redis TIME gives it.
+func epochMicros(t time.Time) int64 {
+	return t.UnixMicro() - epochUnixMicros
+}
+
+// periodMicros returns P, the limit's period in whole microseconds.
+func periodMicros(period time.Duration) int64 {
+	return period.Microseconds()
+}
+
+// roundUp turns a duration in µs into whole µs: max(0, ceil(x − 0.5)).
+func roundUp(x float64) int64 {
+	return int64(math.Max(0, math.Ceil(x-tolerance)))
+}
+
+// floorTokens turns a token amount into whole requests:
+// max(0, floor(x + 0.5 / T)), T being the emission interval in µs.
+func floorTokens(x, interval float64) int64 {
+	return int64(math.Max(0, math.Floor(x+tolerance/interval)))
+}
+
+// ttlMicros returns how long a state whose reset is resetMicros away is
+// kept: the PEXPIRE of the scripts, ceil(reset / 1000) ms, at least 1 ms.
+func ttlMicros(resetMicros int64) int64 {
+	return max(1, (resetMicros+999)/1000) * 1000
+}
+
+// micros converts whole microseconds to a [time.Duration].
+func micros(us int64) time.Duration {
+	return time.Duration(us) * time.Microsecond
+}
