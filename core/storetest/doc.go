@@ -1,0 +1,68 @@
+// Package storetest is the conformance suite of [core.Store]: one set of
+// tests that any store must pass, the way testing/slogtest checks any
+// slog.Handler. core/memstore and core/redisstore run it; so should any
+// other store.
+//
+// A store's tests call [Run] with a constructor that hands the store the
+// suite's clock, and [RunConcurrency] with one that returns several stores
+// sharing one state:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T, now func() time.Time) core.Store {
+//			s, err := memstore.New(memstore.WithClock(now))
+//			require.NoError(t, err)
+//			return s
+//		})
+//	}
+//
+//	func TestConformanceConcurrency(t *testing.T) {
+//		storetest.RunConcurrency(t, func(t *testing.T, now func() time.Time, n int) []core.Store {
+//			s, err := memstore.New(memstore.WithClock(now))
+//			require.NoError(t, err)
+//			return slices.Repeat([]core.Store{s}, n) // one state, n handles
+//		})
+//	}
+//
+// Stores may share a server: every subtest uses keys of its own prefix
+// ([UniqueKeyBuilder]), so the suite runs in any order (go test
+// -shuffle=on). Time comes only from the clock handed to the constructor,
+// a [Clock] starting at [Start], so no test sleeps.
+//
+// # What Run checks
+//
+// Tables of takes for every algorithm, each decision (Allowed, Reason,
+// Remaining, ResetAfter, RetryAfter, and the Limit it belongs to) worked
+// out by hand from docs/algorithms.md, with the arithmetic beside the
+// rows: burst exhaustion; refill, including fractional intervals (3 per
+// second, one every 3 minutes, 0.5 per second) and the 0.5µs tolerance;
+// window edges exactly on a boundary and 1µs before; the fixed window's
+// 2 × Rate across a boundary and its alignment to midnight UTC; the
+// sliding counter's weighted estimate and both of its RetryAfter cases;
+// the sliding log's RetryAfter from the k-th oldest entry; costs above 1,
+// peeks (cost 0) and costs above the capacity (CostTooHigh, nothing
+// charged); and multi-limit takes, which are all-or-nothing. After every
+// step the suite also checks that a denied take changed nothing (the same
+// take again gets the same decision) and that a peek at the same instant
+// reports the same quota.
+//
+// Beyond the tables: GCRA and the token bucket give identical decisions
+// on random sequences of 2,000 takes (the seed is printed on failure and
+// replayed with [SeedEnv]); a clock stepped back, within a window or
+// across a boundary, brings no quota back; hostile identities (braces,
+// control bytes, unicode, 10 KB, composite identities) are independent
+// clients; and Take appends to its dst argument.
+//
+// # Where the tables go beyond the text of docs/algorithms.md
+//
+// The suite holds stores to the guarantees the document states, in three
+// places where a literal reading of its formulas would break them:
+//
+//   - The token bucket keeps the debt of a take admitted within the
+//     tolerance (tokens − c, at least −0.5/T, not clamped to 0), as GCRA
+//     keeps it in tat; otherwise the two differ and the bucket admits more
+//     than Rate at short intervals.
+//   - The sliding window counter's RetryAfter is the exact ceiling of the
+//     wait, since its admission test has no tolerance: a wait rounded to
+//     the nearest µs can be denied again, with a RetryAfter of 0.
+//   - A clock that goes back brings no quota back (see above).
+package storetest
