@@ -1,0 +1,93 @@
+// Command demo shows the library doing its job with no set-up: it starts the
+// reference API (examples/refapi) in-process, drives a scripted mix of
+// clients at it for a few seconds and prints, per client and per second,
+// how many requests were allowed and how many limited, with sample
+// responses.
+//
+//	make demo                          # memory store
+//	REDIS_URL=redis://127.0.0.1:6379/0 make demo
+//	go run ./cmd/demo -serve           # keep serving afterwards, for curl
+//
+// The clients differ by address: the demo plays the load balancer in front
+// of the API, so the API trusts X-Forwarded-For from loopback only.
+package main
+
+import (
+	"context"
+
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"time"
+
+	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
+	"github.com/ratelimitkit/ratelimit/examples/refapi"
+)
+
+func main() {
+	duration := flag.Duration("duration", 5*time.Second, "how long the traffic runs")
+	serve := flag.Bool("serve", false, "keep serving the reference API after the run, until interrupted")
+	addr := flag.String("addr", "127.0.0.1:0", "listen address (port 0: any free port)")
+	flag.Parse()
+	if err := run(*duration, *serve, *addr); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(duration time.Duration, serve bool, addr string) error {
+	if duration < time.Second || duration > time.Minute {
+		return fmt.Errorf("-duration must be between 1s and 1m, got %s", duration)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	store, desc, closeStore, err := refapi.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	p, err := refapi.New(store, refapi.Config{TrustedProxies: loopback})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: newRouter(p), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	base := "http://" + ln.Addr().String()
+	fmt.Printf("ratelimit demo: reference API (net/http, %s) at %s, %s of traffic\n\n", desc, base, duration)
+	report(drive(ctx, base, duration, scenario()), int(duration/time.Second))
+	if !serve {
+		return nil
+	}
+	printCurl(base)
+	<-ctx.Done()
+	return nil
+}
+
+// newRouter is examples/nethttp's wiring.
+func newRouter(p *refapi.Policy) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", refapi.Healthz)
+	mux.Handle("GET /api/hello", ratelimithttp.New(p.API, p.APIOptions...)(http.HandlerFunc(refapi.Hello)))
+	mux.Handle("POST /login", ratelimithttp.New(p.Login, p.LoginOptions...)(http.HandlerFunc(refapi.Login)))
+	mux.Handle("POST /webhooks/{source}", ratelimithttp.New(p.Webhook, p.WebhookOptions...)(http.HandlerFunc(refapi.Webhook)))
+	return mux
+}
+
+func printCurl(base string) {
+	fmt.Printf("\nServing %s until interrupted (Ctrl-C). Try:\n", base)
+	fmt.Printf("  curl -i %s/api/hello\n", base)
+	fmt.Printf("  curl -i -H 'X-API-Key: pro-demo-key' %s/api/hello\n", base)
+	fmt.Printf("  curl -i -d account=alice -d password=guess %s/login\n", base)
+	fmt.Printf("  curl -i -X POST %s/webhooks/github\n", base)
+}

@@ -1,0 +1,124 @@
+// Package refapi is the rate-limit policy of the reference API that the
+// four example servers (examples/gin, examples/echo, examples/chi,
+// examples/nethttp) serve identically and that `make demo` drives:
+//
+//	GET  /api/hello          tiered by X-API-Key: no or unknown key -> "free" per client IP
+//	                         (burst 100, 10/s), pro-demo-key -> "pro" (1000, 100/s),
+//	                         enterprise-demo-key -> "enterprise" (10000, 1000/s);
+//	                         plus a daily quota per tier (two limits, taken together)
+//	POST /login              brute-force guard: 5 per minute per (account + IP), exact
+//	POST /webhooks/{source}  bursty senders: sliding window per source
+//	GET  /healthz            never limited
+//
+// An example's main.go shows the framework wiring; this package holds what
+// is the same in all of them: the limiters, their middleware options and
+// the handlers.
+package refapi
+
+import (
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
+)
+
+// Demo API keys and their tiers. Real services look keys up in their
+// database (a core.TierResolver, cached by the limiter).
+var DemoKeys = map[string]string{
+	"pro-demo-key":        "pro",
+	"enterprise-demo-key": "enterprise",
+	"free-demo-key-1":     "free",
+	"free-demo-key-2":     "free",
+	"free-demo-key-3":     "free",
+}
+
+// Tiers of /api/hello: the recipe's token buckets plus a daily quota
+// (a fixed window, so it resets at 00:00 UTC).
+func Tiers() []core.Tier {
+	tier := func(name string, rate, burst, daily int64) core.Tier {
+		return core.Tier{Name: name, Limits: []core.Limit{
+			core.PerSecond(rate).WithBurst(burst).WithName("burst"),
+			core.PerDay(daily).WithName("daily").WithAlgorithm(core.FixedWindow),
+		}}
+	}
+	return []core.Tier{
+		tier("free", 10, 100, 1_000),
+		tier("pro", 100, 1_000, 100_000),
+		tier("enterprise", 1_000, 10_000, 10_000_000),
+	}
+}
+
+// A Policy is the three limiters of the reference API and the middleware
+// options each is mounted with.
+type Policy struct {
+	API, Login, Webhook                      *core.Limiter
+	APIOptions, LoginOptions, WebhookOptions []core.MiddlewareOption
+}
+
+// Config says how the reference API identifies clients.
+type Config struct {
+	// TrustedProxies are the load balancers whose X-Forwarded-For is
+	// believed. Empty: the TCP peer address is the client.
+	TrustedProxies []netip.Prefix
+}
+
+// New returns the reference policy over store.
+func New(store core.Store, cfg Config) (*Policy, error) {
+	ip, err := clientIP(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	account, err := keyfunc.FormValue("account")
+	if err != nil {
+		return nil, err
+	}
+	p := &Policy{
+		APIOptions: []core.MiddlewareOption{
+			core.WithKeyFunc(keyfunc.FirstOf(knownAPIKey, ip)),
+			core.WithTierFunc(tierOf),
+		},
+		LoginOptions:   []core.MiddlewareOption{core.WithKeyFunc(keyfunc.Composite(account, ip))},
+		WebhookOptions: []core.MiddlewareOption{core.WithKeyFunc(keyfunc.PathValue("source"))},
+	}
+	// Distinct prefixes: the three limiters never count against each other.
+	if p.API, err = core.NewLimiter(store, core.WithPrefix("rl:api"), core.WithTiers(Tiers()...)); err != nil {
+		return nil, err
+	}
+	login := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
+	if p.Login, err = core.NewLimiter(store, core.WithPrefix("rl:login"), core.WithLimits(login)); err != nil {
+		return nil, err
+	}
+	hook := core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow}
+	if p.Webhook, err = core.NewLimiter(store, core.WithPrefix("rl:hook"), core.WithLimits(hook)); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func clientIP(trusted []netip.Prefix) (keyfunc.Func, error) {
+	if len(trusted) == 0 {
+		return keyfunc.PeerIP()
+	}
+	return keyfunc.XForwardedFor(trusted)
+}
+
+var apiKeyHeader = keyfunc.Must(keyfunc.Header("X-API-Key"))
+
+// knownAPIKey identifies a client by its API key, hashed, when the key is
+// known; an unknown key counts as no key, so inventing keys cannot mint
+// fresh quotas.
+func knownAPIKey(r *http.Request) (string, error) {
+	if DemoKeys[r.Header.Get("X-API-Key")] == "" {
+		return "", keyfunc.ErrNoKey
+	}
+	return apiKeyHeader(r)
+}
+
+func tierOf(r *http.Request) string {
+	if tier := DemoKeys[r.Header.Get("X-API-Key")]; tier != "" {
+		return tier
+	}
+	return "free"
+}
