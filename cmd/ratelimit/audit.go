@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const auditUsage = `usage: ratelimit audit [flags]
+
+Scans every key under the prefix with SCAN (never KEYS; on a Cluster, every
+master) and reports the key count, memory (MEMORY USAGE on a sample), the
+TTL distribution, keys per limit and algorithm, and every key without a TTL
+or whose Redis type does not match its algorithm tag. The limiter gives
+every key it writes a TTL, so a key without one was written by something
+else or by a bug: the exit status is 1 when there is any.
+
+Flags:
+`
+
+type auditFlags struct {
+	sample int
+	list   int
+	count  int64
+}
+
+func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var conn connFlags
+	conn.register(fs)
+	var af auditFlags
+	fs.IntVar(&af.sample, "sample", 100, "run MEMORY USAGE on the first `N` keys of each node (0: skip memory)")
+	fs.IntVar(&af.list, "list", 100, "list at most `N` keys of each finding")
+	fs.Int64Var(&af.count, "count", scanCount, "SCAN COUNT hint: keys examined per `call`")
+	fs.Usage = func() { fmt.Fprint(stderr, auditUsage); fs.PrintDefaults() }
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 || af.sample < 0 || af.list < 0 || af.count <= 0 {
+		fmt.Fprintln(stderr, "ratelimit: audit takes no arguments; --sample and --list must not be negative, --count must be positive")
+		fs.Usage()
+		return exitError
+	}
+	t, err := conn.open(ctx)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer t.Close()
+
+	rep, err := t.audit(ctx, af)
+	if err != nil {
+		return fail(stderr, fmt.Errorf("ratelimit: audit (%s): %w", t.desc, err))
+	}
+	rep.print(stdout, t, af)
+	if n := rep.noTTL.n + rep.wrongType.n; n > 0 {
+		fmt.Fprintf(stderr, "ratelimit: audit found %d keys without TTL and %d of the wrong type under prefix %q\n",
+			rep.noTTL.n, rep.wrongType.n, t.prefix)
+		return exitFindings
+	}
+	return exitOK
+}
+
+// ttlBuckets are the upper bounds of the TTL distribution.
+var ttlBuckets = []time.Duration{time.Second, 10 * time.Second, time.Minute, 10 * time.Minute, time.Hour, 24 * time.Hour}
+
+// A report is what audit found, on one node or all of them.
+type report struct {
+	nodes        []nodeCount
+	keys         int64
+	vanished     int64 // expired between SCAN and the look at them
+	noTTLKeys    int64
+	ttl          []int64 // per ttlBuckets, then one more for longer
+	byLimit      map[string]int64
+	unrecognised int64
+	sampled      int64
+	sampledBytes int64
+	noTTL        finding
+	wrongType    finding
+}
+
+type nodeCount struct {
+	addr string
+	keys int64
+}
+
+// A finding counts keys with a problem and keeps the first few.
+type finding struct {
+	n    int64
+	keys []string
+}
+
+func (f *finding) add(key string, max int) {
+	f.n++
+	if len(f.keys) < max {
+		f.keys = append(f.keys, key)
+	}
+}
+
+func newReport() *report {
+	return &report{ttl: make([]int64, len(ttlBuckets)+1), byLimit: map[string]int64{}}
+}
+
+// audit scans every node and merges the reports.
+func (t *target) audit(ctx context.Context, af auditFlags) (*report, error) {
+	var mu sync.Mutex
+	total := newReport()
+	err := t.forEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
+		rep, err := t.auditNode(ctx, node, af)
+		if err != nil {
+			return fmt.Errorf("node %s: %w", node.Options().Addr, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		total.merge(rep, af.list)
+		return nil
+	})
+	slices.SortFunc(total.nodes, func(a, b nodeCount) int { return strings.Compare(a.addr, b.addr) })
+	return total, err
+}
+
+// auditNode scans one node, looking at each batch of keys in one pipeline.
+func (t *target) auditNode(ctx context.Context, node *redis.Client, af auditFlags) (*report, error) {
+	rep := newReport()
+	rep.nodes = []nodeCount{{addr: node.Options().Addr}}
+	err := scan(ctx, node, t.prefixPattern(), af.count, func(keys []string) error {
+		return t.auditBatch(ctx, node, keys, rep, af)
+	})
+	rep.nodes[0].keys = rep.keys
+	return rep, err
+}
+
+func (t *target) auditBatch(ctx context.Context, node *redis.Client, keys []string, rep *report, af auditFlags) error {
+	pipe := node.Pipeline()
+	ttls := make([]*redis.Cmd, len(keys))
+	types := make([]*redis.StatusCmd, len(keys))
+	mems := make([]*redis.IntCmd, len(keys))
+	for i, k := range keys {
+		ttls[i] = pipe.Do(ctx, "PTTL", k)
+		types[i] = pipe.Type(ctx, k)
+		if rep.sampled+int64(i) < int64(af.sample) {
+			mems[i] = pipe.MemoryUsage(ctx, k)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !isNil(err) {
+		return err
+	}
+	for i, k := range keys {
+		ttl, err := ttls[i].Int64()
+		if err != nil {
+			return err
+		}
+		if ttl == -2 {
+			rep.vanished++
+			continue
+		}
+		rep.count(t, k, types[i].Val(), ttl, af.list)
+		if mems[i] != nil && mems[i].Err() == nil {
+			rep.sampled++
+			rep.sampledBytes += mems[i].Val()
+		}
+	}
+	return nil
+}
+
+// count adds one key of Redis type typ and PTTL ttl (ms, -1 for none).
+func (r *report) count(t *target, key, typ string, ttl int64, list int) {
+	r.keys++
+	if ttl == -1 {
+		r.noTTLKeys++
+		r.noTTL.add(key, list)
+	} else {
+		r.ttl[ttlBucket(time.Duration(ttl)*time.Millisecond)]++
+	}
+	name := t.parseKey(key)
+	if !name.ok {
+		r.unrecognised++
+		return
+	}
+	r.byLimit[name.limit+" "+name.algorithm.String()]++
+	if typ != redisType(name.algorithm) {
+		r.wrongType.add(key+" ("+typ+")", list)
+	}
+}
+
+func ttlBucket(ttl time.Duration) int {
+	for i, max := range ttlBuckets {
+		if ttl <= max {
+			return i
+		}
+	}
+	return len(ttlBuckets)
+}
+
+// merge adds the node report o to r.
+func (r *report) merge(o *report, list int) {
+	r.nodes = append(r.nodes, o.nodes...)
+	r.keys += o.keys
+	r.vanished += o.vanished
+	r.noTTLKeys += o.noTTLKeys
+	for i, n := range o.ttl {
+		r.ttl[i] += n
+	}
+	for k, n := range o.byLimit {
+		r.byLimit[k] += n
+	}
+	r.unrecognised += o.unrecognised
+	r.sampled += o.sampled
+	r.sampledBytes += o.sampledBytes
+	r.noTTL.merge(o.noTTL, list)
+	r.wrongType.merge(o.wrongType, list)
+}
+
+func (f *finding) merge(o finding, list int) {
+	f.n += o.n
+	f.keys = append(f.keys, o.keys[:min(len(o.keys), list-len(f.keys))]...)
+}
+
+// print writes the report for people.
+func (r *report) print(w io.Writer, t *target, af auditFlags) {
+	fmt.Fprintf(w, "audit of prefix %q on %s\n", t.prefix, t.desc)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if len(r.nodes) > 1 {
+		for _, n := range r.nodes {
+			fmt.Fprintf(tw, "node %s\t%d keys\n", n.addr, n.keys)
+		}
+	}
+	fmt.Fprintf(tw, "keys\t%d\n", r.keys)
+	if r.vanished > 0 {
+		fmt.Fprintf(tw, "expired during the scan\t%d\n", r.vanished)
+	}
+	fmt.Fprintf(tw, "memory\t%s\n", r.memory(af))
+	fmt.Fprintln(tw, "TTL\t")
+	fmt.Fprintf(tw, "  none\t%d\n", r.noTTLKeys)
+	for i, max := range ttlBuckets {
+		fmt.Fprintf(tw, "  <= %s\t%d\n", fmtDuration(max), r.ttl[i])
+	}
+	fmt.Fprintf(tw, "  > %s\t%d\n", fmtDuration(ttlBuckets[len(ttlBuckets)-1]), r.ttl[len(ttlBuckets)])
+	fmt.Fprintln(tw, "keys by limit and algorithm\t")
+	names := make([]string, 0, len(r.byLimit))
+	for k := range r.byLimit {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		fmt.Fprintf(tw, "  %s\t%d\n", k, r.byLimit[k])
+	}
+	if r.unrecognised > 0 {
+		fmt.Fprintf(tw, "  (not a limiter key)\t%d\n", r.unrecognised)
+	}
+	_ = tw.Flush()
+	r.noTTL.print(w, "keys without TTL")
+	r.wrongType.print(w, "keys whose Redis type does not match their algorithm tag")
+}
+
+func (r *report) memory(af auditFlags) string {
+	switch {
+	case af.sample == 0:
+		return "not sampled (--sample 0)"
+	case r.sampled == 0:
+		return "no keys sampled"
+	}
+	mean := float64(r.sampledBytes) / float64(r.sampled)
+	return fmt.Sprintf("about %s (mean %s per key, MEMORY USAGE of %d keys)",
+		fmtBytes(mean*float64(r.keys)), fmtBytes(mean), r.sampled)
+}
+
+func (f finding) print(w io.Writer, title string) {
+	fmt.Fprintf(w, "%s: %d\n", title, f.n)
+	for _, k := range f.keys {
+		fmt.Fprintln(w, "  "+k)
+	}
+	if more := f.n - int64(len(f.keys)); more > 0 {
+		fmt.Fprintf(w, "  ... and %d more (--list)\n", more)
+	}
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/redisstore"
+	"github.com/ratelimitkit/ratelimit/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// cli runs the command line args in process.
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	t.Logf("ratelimit %q: exit %d\n%s%s", args, code, out.String(), errOut.String())
+	assert.NotContains(t, errOut.String(), "goroutine ", "no stack traces")
+	return code, out.String(), errOut.String()
+}
+
+// newLimiter returns a limiter over the Redis store on client, keyed under
+// prefix, with limits in its default tier.
+func newLimiter(t *testing.T, client redis.UniversalClient, prefix string, limits ...core.Limit) *core.Limiter {
+	t.Helper()
+	store, err := redisstore.New(client)
+	require.NoError(t, err)
+	l, err := core.NewLimiter(store, core.WithPrefix(prefix), core.WithLimits(limits...))
+	require.NoError(t, err)
+	return l
+}
+
+// take makes n requests of identity through l; each must be decided by
+// the store.
+func take(t *testing.T, l *core.Limiter, identity string, n int) {
+	t.Helper()
+	for range n {
+		res, err := l.Allow(context.Background(), identity)
+		require.NoError(t, err)
+		require.False(t, res.Degraded, "decided by Redis")
+	}
+}
+
+// cleanPrefix deletes the keys under prefix when t ends.
+func cleanPrefix(t *testing.T, client redis.UniversalClient, prefix string) {
+	t.Cleanup(func() {
+		for _, k := range redistest.ScanKeys(t, client, prefix+":*") {
+			client.Del(context.Background(), k)
+		}
+	})
+}
+
+// line builds a regexp matching one whole output line made of fields
+// separated by tabwriter padding.
+func line(fields ...string) *regexp.Regexp {
+	expr := `(?m)^\s*`
+	for i, f := range fields {
+		if i > 0 {
+			expr += `\s+`
+		}
+		expr += regexp.QuoteMeta(f)
+	}
+	return regexp.MustCompile(expr + `\s*$`)
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+func TestParseLimit(t *testing.T) {
+	tests := []struct {
+		spec string
+		want core.Limit
+	}{
+		{"per-second=10/1s,burst=100", core.PerSecond(10).WithBurst(100).WithName("per-second")},
+		{"10/1s", core.PerSecond(10).WithName("10-per-1s")},
+		{"api=100/m", core.PerMinute(100).WithName("api")},
+		{"daily=10000/1d,alg=fixed_window", core.PerDay(10000).WithName("daily").WithAlgorithm(core.FixedWindow)},
+		{"slow=1/3m,alg=t", core.Every(3 * time.Minute).WithName("slow").WithAlgorithm(core.TokenBucket)},
+		{"log=5/90s,algorithm=sliding_log", core.Limit{Name: "log", Rate: 5, Period: 90 * time.Second, Algorithm: core.SlidingLog}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			got, err := parseLimit(tt.spec)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestParseLimitRejects(t *testing.T) {
+	tests := []struct {
+		spec string
+		want string
+	}{
+		{"10", "want [name=]RATE/PERIOD"},
+		{"x=ten/1s", `rate "ten" is not an integer`},
+		{"x=10/fortnight", `period "fortnight" is not a duration`},
+		{"x=10/1s,burst=lots", `burst "lots" is not an integer`},
+		{"x=10/1s,alg=leaky", `unknown algorithm "leaky"; want one of gcra, token_bucket`},
+		{"x=10/1s,colour=red", `unknown option "colour=red"`},
+		{"x=0/1s", "Rate must be positive"},
+		{"x=10/1s,burst=20,alg=fixed_window", "has no separate burst"},
+		{"bad name=10/1s", "has byte ' '"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			_, err := parseLimit(tt.spec)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestFmtDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{800 * time.Microsecond, "800µs"},
+		{1234567 * time.Nanosecond, "1.23ms"},
+		{1500 * time.Millisecond, "1.5s"},
+		{time.Minute, "1m"},
+		{90 * time.Minute, "1h30m"},
+		{time.Hour, "1h"},
+		{48 * time.Hour, "2d"},
+		{-time.Second, "-1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, fmtDuration(tt.d))
+		})
+	}
+}
+
+func TestParseKeyFollowsTheKeyBuilder(t *testing.T) {
+	kb, err := core.NewKeyBuilder("app:rl")
+	require.NoError(t, err)
+	tg := &target{prefix: "app:rl", keys: kb}
+	for _, id := range []string{"alice", "a*b", "user with spaces", core.Identity("/x", "1.2.3.4")} {
+		for _, a := range algorithms() {
+			l := core.PerSecond(1).WithName("lim").WithAlgorithm(a)
+			key := kb.Key(id, l)
+			t.Run(key, func(t *testing.T) {
+				assert.Equal(t, keyName{tag: core.SafeIdentity(id), limit: "lim", algorithm: a, ok: true}, tg.parseKey(key))
+				cl := client{tag: core.SafeIdentity(id)}
+				assert.Equal(t, []string{key}, tg.keysOf(cl, []core.Limit{l}), "keys from a tag")
+			})
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunUsage(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		{"no command", nil, exitError, "", "usage: ratelimit <command>"},
+		{"help", []string{"help"}, exitOK, "usage: ratelimit <command>", ""},
+		{"unknown command", []string{"purge"}, exitError, "", `unknown command "purge"`},
+		{"inspect without identity", []string{"inspect"}, exitError, "", "inspect takes one identity"},
+		{"reset with two identities", []string{"reset", "a", "b"}, exitError, "", "reset takes one identity"},
+		{"audit -h", []string{"audit", "-h"}, exitOK, "", "usage: ratelimit audit"},
+		{"unknown flag", []string{"audit", "--frobnicate"}, exitError, "", "flag provided but not defined: -frobnicate"},
+		{"bad limit spec", []string{"inspect", "a", "--limit", "10"}, exitError, "", "want [name=]RATE/PERIOD"},
+		{"unknown recipe tier", []string{"inspect", "a", "--tier", "gold"}, exitError, "", `--tier "gold": not a tier of the recipe`},
+		{"--route with --tag", []string{"inspect", "x", "--tag", "--route", "/a"}, exitError, "", "--route and --tag exclude each other"},
+		{"bad tag", []string{"reset", "a}b", "--tag"}, exitError, "", "a tag is non-empty and has no braces"},
+		{"bad prefix", []string{"audit", "--prefix", "r{l"}, exitError, "", `ratelimit: key prefix "r{l" has byte '{' at 1; use letters, digits, '_', '-' and '.' (--prefix)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := cli(t, tt.args...)
+			assert.Equal(t, tt.wantCode, code)
+			assert.Contains(t, stdout, tt.wantOut)
+			assert.Contains(t, stderr, tt.wantErr)
+		})
+	}
+}
+
+func TestRunRejectsBadConnectionFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+		secret  string // must not appear in the output
+	}{
+		{"URL without scheme", []string{"--redis", "localhost:6379"}, "invalid URL scheme: localhost; want redis://", ""},
+		{"http URL", []string{"--redis", "http://localhost:6379"}, "invalid URL scheme: http", ""},
+		{"bad db, password hidden", []string{"--redis", "redis://user:s3cret@localhost/x"}, `redis://user:xxxxx@localhost/x: redis: invalid database number: "x"`, "s3cret"},
+		{"unparseable URL, not echoed", []string{"--redis", "redis://user:s3cret@[::1"}, "--redis: not a valid URL", "s3cret"},
+		{"unknown URL option", []string{"--redis", "redis://localhost?frob=1"}, "unexpected option: frob", ""},
+		{"cluster seed without port", []string{"--cluster", "a:1,b"}, `--cluster: "b" is not host:port`, ""},
+		{"cluster URL with bad scheme", []string{"--cluster", "http://a:1"}, "invalid URL scheme: http", ""},
+		{"sentinel without master", []string{"--sentinel", "a:26379"}, "--sentinel needs the master's name", ""},
+		{"master without sentinel", []string{"--sentinel-master", "m"}, "--sentinel-master needs --sentinel", ""},
+		{"two deployments", []string{"--redis", "redis://a", "--cluster", "b:1"}, "use only one of --redis, --cluster and --sentinel", ""},
+		{"zero timeout", []string{"--timeout", "0s"}, "--dial-timeout and --timeout must be positive", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := cli(t, append([]string{"audit"}, tt.args...)...)
+			assert.Equal(t, exitError, code)
+			assert.Contains(t, stderr, tt.wantErr)
+			if tt.secret != "" {
+				assert.NotContains(t, stdout+stderr, tt.secret)
+			}
+		})
+	}
+}
+
+func TestRunReportsUnreachableServers(t *testing.T) {
+	closed := closedAddr(t)
+	silent := silentAddr(t)
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"refused", []string{"audit", "--redis", "redis://" + closed}, "ratelimit: cannot reach Redis (standalone " + closed + "): dial tcp " + closed},
+		{"refused, cluster", []string{"inspect", "a", "--cluster", closed}, "ratelimit: cannot reach Redis (cluster " + closed + ")"},
+		{"refused, sentinel", []string{"reset", "a", "--sentinel", closed, "--sentinel-master", "m"}, "all sentinels specified in configuration are unreachable"},
+		{"accepts but never answers", []string{"audit", "--redis", "redis://" + silent, "--timeout", "100ms", "--dial-timeout", "100ms"}, "ratelimit: cannot reach Redis (standalone " + silent + ")"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := cli(t, tt.args...)
+			assert.Equal(t, exitError, code)
+			assert.Contains(t, stderr, tt.wantErr)
+		})
+	}
+}
+
+// closedAddr returns a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// silentAddr returns the address of a listener that accepts connections
+// (the kernel does, from its backlog) but never answers.
+func silentAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	return l.Addr().String()
+}
+
+func TestParseArgsAllowsFlagsAfterArguments(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantPos []string
+		wantV   bool
+	}{
+		{"flags first", []string{"-v", "alice"}, []string{"alice"}, true},
+		{"flags after", []string{"alice", "-v"}, []string{"alice"}, true},
+		{"no flags", []string{"alice"}, []string{"alice"}, false},
+		{"-- ends flags", []string{"--", "-v"}, []string{"-v"}, false},
+		{"-- after an argument", []string{"alice", "--", "-v"}, []string{"alice", "-v"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			v := fs.Bool("v", false, "")
+			pos, _, ok := parseArgs(fs, tt.args)
+			require.True(t, ok)
+			assert.Equal(t, tt.wantPos, pos)
+			assert.Equal(t, tt.wantV, *v)
+		})
+	}
+}

@@ -1,0 +1,152 @@
+package ratelimitprom
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// Values of the result label of ratelimit_requests_total. Every request a
+// limiter decided is counted under exactly one of them.
+const (
+	// ResultAllowed: the limits admitted the request.
+	ResultAllowed = "allowed"
+	// ResultDenied: a limit denied the request.
+	ResultDenied = "denied"
+	// ResultShadowDenied: a limit denied the request, but shadow mode
+	// ([core.WithShadow]) admitted it.
+	ResultShadowDenied = "shadow_denied"
+	// ResultDegradedAllowed: the store was unavailable and the failure mode
+	// admitted the request (fail open, or the local fallback admitted it).
+	ResultDegradedAllowed = "degraded_allowed"
+	// ResultDegradedDenied: the store was unavailable and the failure mode
+	// denied the request (fail closed, or the local fallback denied it).
+	ResultDegradedDenied = "degraded_denied"
+)
+
+// A Collector turns the decisions and breaker changes of a [core.Limiter]
+// into Prometheus metrics. It implements [core.Observer] (pass it to
+// [core.WithObserver]) and [prometheus.Collector] (register it with a
+// registry); [Collector.InstrumentStore] adds store latency.
+//
+// One Collector may observe several limiters; their series then add up,
+// and the breaker state gauge shows whichever changed last, so give each
+// limiter its own Collector ([WithConstLabels]) when that matters.
+//
+// A Collector is safe for concurrent use and starts no goroutine. Make one
+// with [New].
+type Collector struct {
+	requests    *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	state       prometheus.Gauge
+	transitions *prometheus.CounterVec
+	routes      *routeSet
+}
+
+var (
+	_ core.Observer        = (*Collector)(nil)
+	_ prometheus.Collector = (*Collector)(nil)
+)
+
+// New returns a Collector configured by opts. Register it with a registry
+// (reg.MustRegister) and pass it to [core.WithObserver].
+func New(opts ...Option) (*Collector, error) {
+	c := config{maxRoutes: DefaultMaxRoutes, buckets: DefaultBuckets}
+	for _, opt := range opts {
+		if err := opt(&c); err != nil {
+			return nil, err
+		}
+	}
+	return &Collector{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "ratelimit_requests_total",
+			Help:        "Requests decided by the rate limiter, by tier, binding limit, route template and result.",
+			ConstLabels: c.constLabels,
+		}, []string{"tier", "limit", "route", "result"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:        "ratelimit_store_duration_seconds",
+			Help:        "Duration of rate-limit store calls (one per request that reached the store), by result: ok, unavailable or error.",
+			Buckets:     c.buckets,
+			ConstLabels: c.constLabels,
+		}, []string{"result"}),
+		state: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name:        "ratelimit_breaker_state",
+			Help:        "State of the rate limiter's circuit breaker: 0 closed, 1 open, 2 half-open.",
+			ConstLabels: c.constLabels,
+		}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "ratelimit_breaker_transitions_total",
+			Help:        "Changes of the rate limiter's circuit breaker state.",
+			ConstLabels: c.constLabels,
+		}, []string{"from", "to"}),
+		routes: &routeSet{max: c.maxRoutes},
+	}, nil
+}
+
+// MustNew is like [New] but panics on an invalid option.
+func MustNew(opts ...Option) *Collector {
+	c, err := New(opts...)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Describe implements [prometheus.Collector].
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	c.requests.Describe(ch)
+	c.latency.Describe(ch)
+	c.state.Describe(ch)
+	c.transitions.Describe(ch)
+}
+
+// Collect implements [prometheus.Collector].
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.requests.Collect(ch)
+	c.latency.Collect(ch)
+	c.state.Collect(ch)
+	c.transitions.Collect(ch)
+}
+
+// Decided implements [core.Observer]: it counts res under its tier, its
+// binding limit ([core.Result.Binding]: the limit that denied, or the one
+// closest to exhaustion), the route from ctx ([WithRoute]) and its result.
+func (c *Collector) Decided(ctx context.Context, _ core.Request, res core.Result) {
+	route := c.routes.label(RouteFrom(ctx))
+	c.requests.WithLabelValues(res.Tier, res.Binding().Limit.Name, route, result(res)).Inc()
+}
+
+// BreakerChanged implements [core.Observer]: it sets the state gauge and
+// counts the transition.
+func (c *Collector) BreakerChanged(from, to core.BreakerState) {
+	c.state.Set(stateValue(to))
+	c.transitions.WithLabelValues(from.String(), to.String()).Inc()
+}
+
+// result returns the result label of res.
+func result(res core.Result) string {
+	switch {
+	case res.Degraded && res.Allowed:
+		return ResultDegradedAllowed
+	case res.Degraded:
+		return ResultDegradedDenied
+	case res.Shadowed:
+		return ResultShadowDenied
+	case res.Allowed:
+		return ResultAllowed
+	}
+	return ResultDenied
+}
+
+// stateValue returns the gauge value of s: 0 closed, 1 open, 2 half-open.
+func stateValue(s core.BreakerState) float64 {
+	switch s {
+	case core.BreakerOpen:
+		return 1
+	case core.BreakerHalfOpen:
+		return 2
+	}
+	return 0
+}

@@ -1,0 +1,26 @@
+// Package ratelimitprom exports the decisions, store latency and circuit
+// breaker state of a [core.Limiter] as Prometheus metrics. It is optional:
+// the core imports no metrics library.
+//
+// A [Collector] is both a [core.Observer] (give it to the limiter with
+// [core.WithObserver]) and a [prometheus.Collector] (register it yourself):
+//
+//	metrics := ratelimitprom.New()
+//	reg.MustRegister(metrics)
+//	limiter, err := core.NewLimiter(metrics.InstrumentStore(store),
+//		core.WithLimits(core.PerSecond(10)),
+//		core.WithObserver(metrics))
+//
+// The metrics (docs/operations.md, "Metrics reference"):
+//
+//	ratelimit_requests_total{tier, limit, route, result}  counter
+//	ratelimit_store_duration_seconds{result}             histogram
+//	ratelimit_breaker_state                              gauge (0 closed, 1 open, 2 half-open)
+//	ratelimit_breaker_transitions_total{from, to}        counter
+//
+// The route of a request is not part of [core.Request]: put the matched
+// route template into the request's context with [WithRoute] before the
+// limiter runs. Label values are bounded: tiers and limit names come from
+// the limiter's configuration, and at most [DefaultMaxRoutes] distinct
+// routes ([WithMaxRoutes]) get a label of their own.
+package ratelimitprom
