@@ -1,0 +1,51 @@
+package redisstore
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// epochUnixMicros is 2024-01-01T00:00:00Z in Unix µs, the epoch of the
+// script's clock (docs/algorithms.md, "Units").
+const epochUnixMicros = 1704067200 * 1_000_000
+
+// argsPerLimit is how many ARGV values describe one limit.
+const argsPerLimit = 4
+
+// checkTake rejects what would make the script fail or lie: cheap checks
+// only, the full validation is [core.Limit.Validate]'s.
+func checkTake(keys []string, limits []core.Limit, cost int64) error {
+	switch {
+	case len(limits) == 0:
+		return errors.New("no limits")
+	case len(keys) != len(limits):
+		return fmt.Errorf("%d keys for %d limits", len(keys), len(limits))
+	case cost < 0:
+		return fmt.Errorf("negative cost %d", cost)
+	}
+	for i, l := range limits {
+		if l.Rate <= 0 || l.Period < time.Microsecond || l.Capacity() <= 0 || l.Algorithm.Tag() == "?" {
+			return fmt.Errorf("limit %d is invalid (validate limits with Limit.Validate)", i)
+		}
+	}
+	return nil
+}
+
+// args returns the script's ARGV: now or "", cost, then algorithm, rate,
+// period (µs) and capacity of every limit (docs/redis-protocol.md).
+func (s *Store) args(limits []core.Limit, cost int64) []any {
+	args := make([]any, 0, 2+argsPerLimit*len(limits))
+	if s.now != nil {
+		args = append(args, s.now().UnixMicro()-epochUnixMicros)
+	} else {
+		args = append(args, "")
+	}
+	args = append(args, cost)
+	for _, l := range limits {
+		args = append(args, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), l.Capacity())
+	}
+	return args
+}

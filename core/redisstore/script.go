@@ -1,0 +1,40 @@
+package redisstore
+
+import (
+	"embed"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// scriptFS holds the Lua sources; see scriptFiles for how they combine.
+//
+//go:embed scripts/*.lua
+var scriptFS embed.FS
+
+// scriptFiles lists the Lua files in the order they are concatenated into
+// the one script: shared helpers, one local function per algorithm, then
+// take.lua, the entry point that dispatches to them.
+var scriptFiles = [...]string{
+	"common.lua",
+	"gcra.lua",
+	"token_bucket.lua",
+	"fixed_window.lua",
+	"sliding_window.lua",
+	"sliding_log.lua",
+	"take.lua",
+}
+
+// newScript builds the take script from the embedded files.
+func newScript() (*redis.Script, error) {
+	var src strings.Builder
+	for _, name := range scriptFiles {
+		b, err := scriptFS.ReadFile("scripts/" + name)
+		if err != nil {
+			return nil, err
+		}
+		src.Write(b)
+		src.WriteByte('\n')
+	}
+	return redis.NewScript(src.String()), nil
+}

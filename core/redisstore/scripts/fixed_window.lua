@@ -1,0 +1,46 @@
+-- fixed_window.lua: fixed window counter, one limit
+-- (docs/algorithms.md, "Fixed window").
+--
+-- Part of the one script built from scripts/*.lua (order in common.lua);
+-- called by take.lua, whose header holds the script's KEYS, ARGV and reply.
+--   KEYS:  none read directly; key is one of take.lua's KEYS.
+--   ARGV:  none read directly; now (µs since 2024-01-01T00:00:00Z), cost,
+--          rate (requests per window) and period (window length, µs) come
+--          from take.lua; the capacity is the rate.
+--   Reply: none; returns the result table described in common.lua.
+-- State: key is a hash, w = window number floor(now / period) and n = count
+-- (integers), expiring at the end of the window. A clock reading before the
+-- stored window is taken as its start (the old window never reopens).
+
+local function fixed_window(key, now, cost, rate, period)
+  local state = redis.call('HMGET', key, 'w', 'n')
+  local stored_w = tonumber(state[1])
+  local lag = 0 -- how far the clock is behind the stored window's start
+  if stored_w then
+    lag = math.max(0, stored_w * period - now)
+    now = now + lag -- never back into an earlier window
+  end
+  local w = math.floor(now / period)
+  local window_end = (w + 1) * period - now
+  local n = 0
+  if stored_w == w then
+    n = tonumber(state[2]) or 0
+  end
+  local reset_before = 0
+  if n > 0 then
+    reset_before = window_end
+  end
+  if cost > rate then
+    return denied(COST_TOO_HIGH, rate - n, reset_before, 0)
+  end
+  if cost == 0 then
+    return peeked(rate - n, reset_before)
+  end
+  if n + cost > rate then
+    return denied(EXHAUSTED, rate - n, reset_before, window_end)
+  end
+  return admitted(rate - n, reset_before, rate - n - cost, window_end, function()
+    redis.call('HSET', key, 'w', int(w), 'n', int(n + cost))
+    redis.call('PEXPIRE', key, ttl_ms(window_end + lag))
+  end)
+end

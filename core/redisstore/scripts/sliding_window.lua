@@ -1,0 +1,64 @@
+-- sliding_window.lua: sliding window counter, one limit
+-- (docs/algorithms.md, "Sliding window counter").
+--
+-- Part of the one script built from scripts/*.lua (order in common.lua);
+-- called by take.lua, whose header holds the script's KEYS, ARGV and reply.
+--   KEYS:  none read directly; key is one of take.lua's KEYS.
+--   ARGV:  none read directly; now (µs since 2024-01-01T00:00:00Z), cost,
+--          rate (requests per window) and period (window length, µs) come
+--          from take.lua; the capacity is the rate.
+--   Reply: none; returns the result table described in common.lua.
+-- State: key is a hash, w = current window number, n = its count, p = the
+-- previous window's count (integers), expiring when both windows are past.
+-- A clock reading before the stored window is taken as its start.
+
+local function sliding_window(key, now, cost, rate, period)
+  local state = redis.call('HMGET', key, 'w', 'n', 'p')
+  local stored_w, n = tonumber(state[1]), tonumber(state[2]) or 0
+  local lag = 0 -- how far the clock is behind the stored window's start
+  if stored_w then
+    lag = math.max(0, stored_w * period - now)
+    now = now + lag -- never back into an earlier window
+  end
+  local w = math.floor(now / period)
+  local e = now - w * period -- elapsed in the current window, µs
+  local cur, prev = 0, 0
+  if stored_w == w then
+    cur, prev = n, tonumber(state[3]) or 0
+  elseif stored_w == w - 1 then
+    prev = n
+  end
+  local used_p = prev * (period - e) + cur * period -- the estimate, scaled by P
+  local rate_p = rate * period
+  local before = math.max(0, math.floor((rate_p - used_p) / period))
+  local reset_before = 0
+  if cur > 0 then
+    reset_before = 2 * period - e
+  elseif prev > 0 then
+    reset_before = period - e
+  end
+  if cost > rate then
+    return denied(COST_TOO_HIGH, before, reset_before, 0)
+  end
+  if cost == 0 then
+    return peeked(before, reset_before)
+  end
+  if used_p + cost * period > rate_p then
+    -- The admission test is exact (no tolerance), so the wait is the
+    -- exact ceiling: a wait rounded down would be denied again.
+    local retry
+    if cur + cost <= rate then
+      retry = math.ceil(period - e - (rate - cur - cost) * period / prev)
+    else
+      retry = math.ceil((period - e) + period - (rate - cost) * period / cur)
+    end
+    return denied(EXHAUSTED, before, reset_before, retry)
+  end
+  local charged = cur + cost
+  local after = math.floor((rate_p - prev * (period - e) - charged * period) / period)
+  local reset_after = 2 * period - e
+  return admitted(before, reset_before, after, reset_after, function()
+    redis.call('HSET', key, 'w', int(w), 'n', int(charged), 'p', int(prev))
+    redis.call('PEXPIRE', key, ttl_ms(reset_after + lag))
+  end)
+end

@@ -1,0 +1,42 @@
+-- token_bucket.lua: token bucket with continuous refill, one limit
+-- (docs/algorithms.md, "Token bucket").
+--
+-- Part of the one script built from scripts/*.lua (order in common.lua);
+-- called by take.lua, whose header holds the script's KEYS, ARGV and reply.
+--   KEYS:  none read directly; key is one of take.lua's KEYS.
+--   ARGV:  none read directly; now (µs since 2024-01-01T00:00:00Z), cost,
+--          rate (requests per period), period (µs) and capacity (burst)
+--          come from take.lua.
+--   Reply: none; returns the result table described in common.lua.
+-- State: key is a hash, tk = tokens (a double with 17 significant digits)
+-- and ts = time of the last refill (integer µs), expiring when full again.
+-- A clock reading earlier than ts is taken as ts (no quota comes back).
+
+local function token_bucket(key, now, cost, rate, period, capacity)
+  local t = period / rate -- emission interval T, µs
+  local state = redis.call('HMGET', key, 'tk', 'ts')
+  local tokens = tonumber(state[1]) or capacity
+  local ts = tonumber(state[2]) or now
+  local lag = math.max(0, ts - now) -- how far the clock is behind ts
+  now = now + lag -- the key's time never runs backwards
+  tokens = math.min(capacity, tokens + (now - ts) / t)
+  local before = floor_tokens(tokens, t)
+  local reset_before = round_up((capacity - tokens) * t)
+  if cost > capacity then
+    return denied(COST_TOO_HIGH, before, reset_before, 0)
+  end
+  if cost == 0 then
+    return peeked(before, reset_before)
+  end
+  if (cost - tokens) * t > 0.5 then
+    return denied(EXHAUSTED, before, reset_before, round_up((cost - tokens) * t))
+  end
+  -- A take admitted within the tolerance leaves a debt (at most 0.5/T
+  -- tokens) that is kept, as GCRA keeps it in tat: tokens may go below 0.
+  local left = tokens - cost
+  local reset_after = round_up((capacity - left) * t)
+  return admitted(before, reset_before, floor_tokens(left, t), reset_after, function()
+    redis.call('HSET', key, 'tk', float(left), 'ts', int(now))
+    redis.call('PEXPIRE', key, ttl_ms(reset_after + lag))
+  end)
+end
