@@ -48,9 +48,9 @@ local function sliding_window(key, now, cost, rate, period)
     -- exact ceiling: a wait rounded down would be denied again.
     local retry
     if cur + cost <= rate then
-      retry = math.ceil(period - e - (rate - cur - cost) * period / prev)
+      retry = math.max(1, math.ceil(period - e - (rate - cur - cost) * period / prev))
     else
-      retry = math.ceil((period - e) + period - (rate - cost) * period / cur)
+      retry = math.max(1, math.ceil((period - e) + period - (rate - cost) * period / cur))
     end
     return denied(EXHAUSTED, before, reset_before, retry)
   end
