@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -10,6 +11,11 @@ import (
 // that saw the denial: a denied take changes no state, so until RetryAfter
 // the store would deny a request of the same or higher cost again (other
 // nodes can only push the moment further out, never closer).
+//
+// When a denial runs out, one request (the probe) asks the store; the
+// others asking meanwhile wait for its answer instead of all asking at
+// once, so a flood from one blocked client costs the store one call per
+// RetryAfter per node, plus the calls it was admitted.
 //
 // It is bounded: when full, it drops expired entries among a sample, or else
 // an arbitrary one (Go's map order), like [tierCache].
@@ -30,26 +36,66 @@ type denyEntry struct {
 	cost  int64     // the denied cost: a cheaper request may pass sooner
 	at    time.Time // when the result was cached
 	res   Result
+	probe chan struct{} // closed when the probe's answer is in; nil when none runs
 }
 
 func newDenyCache(size int) *denyCache {
 	return &denyCache{size: size, entries: make(map[denyKey]denyEntry)}
 }
 
-// get returns the cached denial of k for a request of cost, with its
-// durations shortened by the time passed since it was cached.
-func (c *denyCache) get(k denyKey, cost int64, now time.Time) (Result, bool) {
+// lookup returns the cached denial of k for a request of cost, with its
+// durations shortened by the time passed since it was cached. On a miss
+// after a denial ran out, the first caller gets a probe channel: it asks
+// the store and must call [denyCache.release] with it; later callers wait
+// for that answer (or ctx) and look again.
+func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clockFunc) (res Result, hit bool, probe chan struct{}) {
+	for {
+		c.mu.Lock()
+		e, ok := c.entries[k]
+		t := now()
+		switch {
+		case !ok:
+			c.mu.Unlock()
+			return Result{}, false, nil
+		case t.Before(e.until):
+			c.mu.Unlock()
+			if cost < e.cost {
+				return Result{}, false, nil
+			}
+			return e.res.aged(t.Sub(e.at)), true, nil
+		case e.probe == nil:
+			e.probe = make(chan struct{})
+			c.entries[k] = e
+			c.mu.Unlock()
+			return Result{}, false, e.probe
+		}
+		c.mu.Unlock()
+		select {
+		case <-e.probe:
+		case <-ctx.Done():
+			return Result{}, false, nil
+		}
+	}
+}
+
+// release ends the probe of k and wakes the callers waiting for it. The
+// caller has already stored a new denial with put, if there was one. When
+// the probe was admitted but left no quota (exhausted), the next waiter
+// probes in turn, so a blocked client's flood reaches the store one request
+// at a time until one is denied again or quota is plentiful; otherwise k's
+// entry goes.
+func (c *denyCache) release(k denyKey, probe chan struct{}, exhausted bool) {
 	c.mu.Lock()
-	e, ok := c.entries[k]
-	if ok && !now.Before(e.until) {
-		delete(c.entries, k)
-		ok = false
+	if e, ok := c.entries[k]; ok && e.probe == probe {
+		if exhausted {
+			e.probe = nil
+			c.entries[k] = e
+		} else {
+			delete(c.entries, k)
+		}
 	}
 	c.mu.Unlock()
-	if !ok || cost < e.cost {
-		return Result{}, false
-	}
-	return e.res.aged(now.Sub(e.at)), true
+	close(probe)
 }
 
 // put caches a denied result whose binding decision waits RetryAfter.

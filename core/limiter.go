@@ -173,12 +173,26 @@ func (l *Limiter) Take(ctx context.Context, req Request) (Result, error) {
 
 // take decides req with the deny cache, the breaker and the store.
 func (l *Limiter) take(ctx context.Context, req Request, p *plan) (Result, error) {
-	dk := denyKey{identity: req.Identity, tier: p.name}
-	if l.denied != nil && req.Cost > 0 {
-		if res, ok := l.denied.get(dk, req.Cost, l.now()); ok {
-			return res, nil
-		}
+	if l.denied == nil || req.Cost == 0 {
+		return l.takeStore(ctx, req, p)
 	}
+	dk := denyKey{identity: req.Identity, tier: p.name}
+	cached, hit, probe := l.denied.lookup(ctx, dk, req.Cost, l.now)
+	if hit {
+		return cached, nil
+	}
+	res, err := l.takeStore(ctx, req, p)
+	if err == nil && !res.Allowed && !res.Degraded {
+		l.denied.put(dk, req.Cost, res, l.now())
+	}
+	if probe != nil {
+		l.denied.release(dk, probe, err == nil && !res.Degraded && res.Allowed && res.Binding().Remaining == 0)
+	}
+	return res, err
+}
+
+// takeStore decides req with the store, behind the breaker.
+func (l *Limiter) takeStore(ctx context.Context, req Request, p *plan) (Result, error) {
 	keys := p.keys(make([]string, 0, len(p.limits)), l.head, SafeIdentity(req.Identity))
 	ds, err := l.call(ctx, l.store, keys, p.limits, req.Cost)
 	if errors.Is(err, ErrStoreUnavailable) {
@@ -187,11 +201,7 @@ func (l *Limiter) take(ctx context.Context, req Request, p *plan) (Result, error
 	if err != nil {
 		return Result{}, fmt.Errorf("ratelimit: store: %w", err)
 	}
-	res := Result{Decisions: ds, Allowed: allAllowed(ds)}
-	if l.denied != nil && !res.Allowed && req.Cost > 0 {
-		l.denied.put(dk, req.Cost, res, l.now())
-	}
-	return res, nil
+	return Result{Decisions: ds, Allowed: allAllowed(ds)}, nil
 }
 
 // call runs one store call under the timeout and the breaker. Errors that

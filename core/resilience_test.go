@@ -251,3 +251,26 @@ func TestFailLocalNeedsAFallback(t *testing.T) {
 	_, err = NewLimiter(&recordingStore{}, WithLimits(PerSecond(1)), WithFallback(&recordingStore{}, 0))
 	assert.ErrorContains(t, err, "nodes")
 }
+
+func TestDenyCacheLetsOneProbeThroughWhenADenialRunsOut(t *testing.T) {
+	clock := newManualClock()
+	store := &recordingStore{deny: map[string]bool{"s": true}}
+	l := MustNewLimiter(store, WithLimits(PerSecond(10).WithName("s")), WithDenyCache(100), WithClock(clock.Now))
+	ctx := context.Background()
+	_, err := l.Allow(ctx, "a")
+	require.NoError(t, err)
+	require.Len(t, store.calls, 1)
+
+	clock.Advance(100 * time.Millisecond) // the cached denial runs out
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			res, err := l.Allow(ctx, "a")
+			assert.NoError(t, err)
+			assert.False(t, res.Allowed)
+		})
+	}
+	wg.Wait()
+
+	assert.Len(t, store.calls, 2, "one probe for 50 concurrent requests; the rest wait for its denial")
+}
