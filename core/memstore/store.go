@@ -78,9 +78,10 @@ func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, li
 	for _, key := range keys {
 		slots = append(slots, slot{shard: s.shardOf(key)})
 	}
+	clock := epochMicros(s.clock()) // read outside the lock: advance orders it
 	var lockBuf [maxInline]int
 	locked := s.lock(lockBuf[:0], slots)
-	now := s.advance(locked, epochMicros(s.clock()))
+	now := s.advance(locked, clock)
 
 	admitted := true
 	for i := range slots {
