@@ -165,41 +165,57 @@ func (l Limit) EffectiveName() string {
 // burst that is zero or negative, an unknown algorithm, a Burst on a window
 // algorithm, or a name with characters outside [A-Za-z0-9_.-].
 func (l Limit) Validate() error {
+	if err := l.validate(); err != nil {
+		return fmt.Errorf("ratelimit: %w", err)
+	}
+	return nil
+}
+
+// validate is Validate without the package prefix, for wrapping.
+func (l Limit) validate() error {
 	switch {
 	case l.Rate <= 0:
-		return fmt.Errorf("ratelimit: limit %q: Rate must be positive, got %d", l.EffectiveName(), l.Rate)
+		return fmt.Errorf("limit %q: Rate must be positive, got %d", l.EffectiveName(), l.Rate)
 	case l.Rate > maxRate:
-		return fmt.Errorf("ratelimit: limit %q: Rate must be at most %d, got %d", l.EffectiveName(), int64(maxRate), l.Rate)
+		return fmt.Errorf("limit %q: Rate must be at most %d, got %d", l.EffectiveName(), int64(maxRate), l.Rate)
 	case l.Period <= 0:
-		return fmt.Errorf("ratelimit: limit %q: Period must be positive, got %s", l.EffectiveName(), l.Period)
+		return fmt.Errorf("limit %q: Period must be positive, got %s", l.EffectiveName(), l.Period)
 	case l.Period > maxPeriod:
-		return fmt.Errorf("ratelimit: limit %q: Period must be at most %s, got %s", l.EffectiveName(), maxPeriod, l.Period)
+		return fmt.Errorf("limit %q: Period must be at most %s, got %s", l.EffectiveName(), maxPeriod, l.Period)
 	case l.Period < time.Duration(l.Rate)*time.Microsecond:
-		return fmt.Errorf("ratelimit: limit %q: Period %s is shorter than 1µs per request at Rate %d", l.EffectiveName(), l.Period, l.Rate)
+		return fmt.Errorf("limit %q: Period %s is shorter than 1µs per request at Rate %d", l.EffectiveName(), l.Period, l.Rate)
 	case l.Burst < 0:
-		return fmt.Errorf("ratelimit: limit %q: Burst must not be negative, got %d", l.EffectiveName(), l.Burst)
+		return fmt.Errorf("limit %q: Burst must not be negative, got %d", l.EffectiveName(), l.Burst)
 	case l.Burst > maxRate:
-		return fmt.Errorf("ratelimit: limit %q: Burst must be at most %d, got %d", l.EffectiveName(), int64(maxRate), l.Burst)
+		return fmt.Errorf("limit %q: Burst must be at most %d, got %d", l.EffectiveName(), int64(maxRate), l.Burst)
 	case l.Algorithm >= numAlgorithms:
-		return fmt.Errorf("ratelimit: limit %q: unknown Algorithm %d", l.EffectiveName(), uint8(l.Algorithm))
+		return fmt.Errorf("limit %q: unknown Algorithm %d", l.EffectiveName(), uint8(l.Algorithm))
 	case l.Algorithm.windowed() && l.Burst != 0 && l.Burst != l.Rate:
-		return fmt.Errorf("ratelimit: limit %q: Burst %d differs from Rate %d, but %s counts Rate per Period and has no separate burst",
+		return fmt.Errorf("limit %q: Burst %d differs from Rate %d, but %s counts Rate per Period and has no separate burst",
 			l.EffectiveName(), l.Burst, l.Rate, l.Algorithm)
 	}
-	return validateName("limit Name", l.EffectiveName(), maxNameLen)
+	return validateField("limit Name", l.EffectiveName(), maxNameLen)
 }
 
 // validateName checks a name that becomes part of a store key.
 func validateName(field, name string, maxLen int) error {
+	if err := validateField(field, name, maxLen); err != nil {
+		return fmt.Errorf("ratelimit: %w", err)
+	}
+	return nil
+}
+
+// validateField is validateName without the package prefix, for wrapping.
+func validateField(field, name string, maxLen int) error {
 	if name == "" {
-		return fmt.Errorf("ratelimit: %s must not be empty", field)
+		return fmt.Errorf("%s must not be empty", field)
 	}
 	if len(name) > maxLen {
-		return fmt.Errorf("ratelimit: %s %q is longer than %d bytes", field, name, maxLen)
+		return fmt.Errorf("%s %q is longer than %d bytes", field, name, maxLen)
 	}
 	for i := 0; i < len(name); i++ {
 		if !isNameByte(name[i]) {
-			return fmt.Errorf("ratelimit: %s %q has byte %q at %d; use letters, digits, '_', '-' and '.'", field, name, name[i], i)
+			return fmt.Errorf("%s %q has byte %q at %d; use letters, digits, '_', '-' and '.'", field, name, name[i], i)
 		}
 	}
 	return nil

@@ -9,6 +9,11 @@ import (
 // A Tier is a named list of limits applied together to every client of
 // that tier (free, pro, enterprise...). All limits of a tier are taken in
 // one atomic store call.
+//
+// A limit's state is keyed by the client and the limit's Name, not by the
+// tier: limits of the same name in different tiers share a client's state,
+// so a client whose tier changes (an upgrade) keeps its usage, read with the
+// new tier's numbers. Give limits different names for separate quotas.
 type Tier struct {
 	Name   string
 	Limits []Limit
@@ -58,7 +63,7 @@ func newPlan(t Tier, nodes int) (*plan, error) {
 	p := &plan{name: t.Name}
 	seen := make(map[string]bool, len(t.Limits))
 	for _, l := range t.Limits {
-		if err := l.Validate(); err != nil {
+		if err := l.validate(); err != nil {
 			return nil, fmt.Errorf("ratelimit: tier %q: %w", t.Name, err)
 		}
 		l.Name = l.EffectiveName()

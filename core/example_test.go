@@ -1,0 +1,75 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
+)
+
+// frozenStore is a memory store whose clock never moves, so the examples'
+// output is the same on every run.
+func frozenStore() core.Store {
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	s, err := memstore.New(memstore.WithClock(func() time.Time { return now }))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Two limits per client, taken together: 10 per second with bursts of 3,
+// and 5 per day. The sixth request of the day is denied by the daily quota
+// although the per-second bucket would admit it.
+func ExampleLimiter_Allow() {
+	limiter, err := core.NewLimiter(frozenStore(), core.WithLimits(
+		core.PerSecond(10).WithBurst(3).WithName("burst"),
+		core.PerDay(5).WithName("daily").WithAlgorithm(core.FixedWindow),
+	))
+	if err != nil {
+		panic(err)
+	}
+	for i := 1; i <= 4; i++ {
+		res, _ := limiter.Allow(context.Background(), "203.0.113.7")
+		b := res.Binding()
+		fmt.Printf("request %d: allowed=%t binding=%s remaining=%d retry_after=%s\n",
+			i, res.Allowed, b.Limit.Name, b.Remaining, b.RetryAfter)
+	}
+	// Output:
+	// request 1: allowed=true binding=burst remaining=2 retry_after=0s
+	// request 2: allowed=true binding=burst remaining=1 retry_after=0s
+	// request 3: allowed=true binding=burst remaining=0 retry_after=0s
+	// request 4: allowed=false binding=burst remaining=0 retry_after=100ms
+}
+
+// Invalid configuration fails at construction, naming the field.
+func ExampleNewLimiter_invalid() {
+	_, err := core.NewLimiter(frozenStore(), core.WithLimits(core.PerMinute(0)))
+	fmt.Println(err)
+	// Output:
+	// ratelimit: tier "default": limit "0-per-1m0s": Rate must be positive, got 0
+}
+
+// Tiers: the recipe's free / pro / enterprise token buckets; the tier of a
+// request is named by the caller (or a TierResolver).
+func ExampleLimiter_Take_tiers() {
+	limiter := core.MustNewLimiter(frozenStore(), core.WithTiers(core.RecipeTiers()...))
+	for _, tier := range []string{"free", "pro", "enterprise", "gold"} {
+		res, _ := limiter.Take(context.Background(), core.Request{Identity: "key-of-" + tier, Tier: tier, Cost: 1})
+		fmt.Printf("%s: tier=%s remaining=%d err=%v\n", tier, res.Tier, res.Binding().Remaining, res.TierErr)
+	}
+	// Output:
+	// free: tier=free remaining=99 err=<nil>
+	// pro: tier=pro remaining=999 err=<nil>
+	// enterprise: tier=enterprise remaining=9999 err=<nil>
+	// gold: tier=free remaining=99 err=ratelimit: unknown tier "gold"
+}
+
+// Fractional rates are whole requests per period.
+func ExampleEvery() {
+	fmt.Println(core.Every(3*time.Minute).Interval(), core.Every(2*time.Second).Interval(), core.PerSecond(10).WithBurst(100).Capacity())
+	// Output:
+	// 3m0s 2s 100
+}
