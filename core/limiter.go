@@ -210,7 +210,10 @@ func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Lim
 	if l.breaker != nil && !l.breaker.allow() {
 		return nil, ErrBreakerOpen
 	}
-	tctx, cancel := context.WithTimeout(ctx, l.timeout)
+	tctx, cancel := ctx, context.CancelFunc(func() {})
+	if _, local := s.(NonBlocking); !local {
+		tctx, cancel = context.WithTimeout(ctx, l.timeout)
+	}
 	ds, err := s.Take(tctx, make([]Decision, 0, len(limits)), keys, limits, cost)
 	unavailable := err != nil && (errors.Is(err, ErrStoreUnavailable) || tctx.Err() != nil)
 	cancel()

@@ -274,3 +274,30 @@ func TestDenyCacheLetsOneProbeThroughWhenADenialRunsOut(t *testing.T) {
 
 	assert.Len(t, store.calls, 2, "one probe for 50 concurrent requests; the rest wait for its denial")
 }
+
+// deadlineStore records whether its context had a deadline.
+type deadlineStore struct {
+	recordingStore
+	hadDeadline bool
+}
+
+func (s *deadlineStore) Take(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error) {
+	_, s.hadDeadline = ctx.Deadline()
+	return s.recordingStore.Take(ctx, dst, keys, limits, cost)
+}
+
+type nonBlockingStore struct{ deadlineStore }
+
+func (*nonBlockingStore) NonBlocking() {}
+
+func TestLimiterGivesOnlyBlockingStoresADeadline(t *testing.T) {
+	remote := &deadlineStore{}
+	_, err := MustNewLimiter(remote, WithLimits(PerSecond(1))).Allow(context.Background(), "a")
+	require.NoError(t, err)
+	assert.True(t, remote.hadDeadline, "a store that may wait on I/O gets the limiter's timeout")
+
+	local := &nonBlockingStore{}
+	_, err = MustNewLimiter(local, WithLimits(PerSecond(1))).Allow(context.Background(), "a")
+	require.NoError(t, err)
+	assert.False(t, local.hadDeadline, "a NonBlocking store needs no timer")
+}

@@ -17,3 +17,12 @@ type Store interface {
 	// keys of one call share the hash tag of one client ([KeyBuilder]).
 	Take(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error)
 }
+
+// NonBlocking is implemented by stores whose Take never waits on I/O, such
+// as core/memstore. A [Limiter] gives their calls no deadline of its own
+// ([WithTimeout]), which saves a timer per decision.
+type NonBlocking interface {
+	Store
+	// NonBlocking marks the store; it does nothing.
+	NonBlocking()
+}

@@ -51,6 +51,10 @@ func New(opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// NonBlocking implements [core.NonBlocking]: a take never waits on I/O, so
+// a [core.Limiter] gives it no deadline.
+func (s *Store) NonBlocking() {}
+
 // A slot is the work on one limit of a take.
 type slot struct {
 	shard int

@@ -1,14 +1,40 @@
 package redisstore
 
-import "time"
+import (
+	"log/slog"
+	"time"
+)
 
 // An Option configures a [Store] in [New].
-type Option func(*Store)
+type Option func(*config)
+
+type config struct {
+	now    func() time.Time
+	logger *slog.Logger
+	budget time.Duration
+}
 
 // WithClock makes the store send now() with every take instead of letting
 // Redis read its own clock (TIME). It exists for tests, which need
 // deterministic time (core/storetest); never use it in production, where
 // app nodes with different clocks would disagree.
 func WithClock(now func() time.Time) Option {
-	return func(s *Store) { s.now = now }
+	return func(c *config) { c.now = now }
+}
+
+// WithLogger sets where [New] logs the problems [CheckClient] finds in the
+// client (default slog.Default()). A nil logger logs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		c.logger = l
+	}
+}
+
+// WithBudget sets the decision budget [New] checks the client against: the
+// limiter's timeout ([core.WithTimeout]; default [core.DefaultTimeout]).
+func WithBudget(d time.Duration) Option {
+	return func(c *config) { c.budget = d }
 }

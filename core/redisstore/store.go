@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,6 +20,7 @@ type Store struct {
 	client redis.Scripter
 	script *redis.Script
 	now    func() time.Time // test clock; nil means the server's TIME
+	reload *reloader        // nil unless client is a cluster client
 }
 
 var _ core.Store = (*Store)(nil)
@@ -27,6 +29,12 @@ var _ core.Store = (*Store)(nil)
 // *redis.Client, *redis.ClusterClient, *redis.Ring or a failover client.
 // For Cluster, the keys of one take must share a hash tag, as the keys of a
 // [core.KeyBuilder] do.
+//
+// Build the client with [NewClient], [NewClusterClient] or
+// [NewFailoverClient] (or the Safe...Options functions), so that a slow or
+// dead Redis costs a decision no more than its budget. New checks any
+// other client with [CheckClient] and logs each problem once, as a warning
+// ([WithLogger]); a risky client is still accepted.
 func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("ratelimit: redisstore: nil client")
@@ -35,23 +43,42 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: redisstore: load scripts: %w", err)
 	}
-	s := &Store{client: client, script: script}
+	c := config{logger: slog.Default()}
 	for _, opt := range opts {
-		opt(s)
+		opt(&c)
+	}
+	for _, problem := range CheckClient(client, c.budget) {
+		c.logger.Warn("ratelimit: redisstore: risky redis client setting", "problem", problem)
+	}
+	s := &Store{client: client, script: script, now: c.now}
+	if r, ok := client.(stateReloader); ok {
+		s.reload = newReloader(r, reloadEvery, time.Now)
 	}
 	return s, nil
 }
 
 // Take implements [core.Store]: one EVALSHA (EVAL when the server does not
-// have the script cached) that charges cost to every limit, or to none.
-// Errors, including invalid arguments, are wrapped as "ratelimit: redis
-// take: ...".
+// have the script cached, as after a restart or failover) that charges cost
+// to every limit, or to none.
+//
+// Errors are wrapped as "ratelimit: redis take: ...". Those that mean Redis
+// cannot answer now (timeouts, refused or broken connections, an exhausted
+// pool, CLUSTERDOWN, TRYAGAIN, LOADING, MASTERDOWN, READONLY, ...) also wrap
+// [core.ErrStoreUnavailable], so a [core.Limiter] applies its failure mode;
+// all others (script errors, WRONGTYPE, CROSSSLOT, invalid arguments) are
+// bugs. On a cluster client, unavailable errors also refresh the slot map,
+// at most every 100 ms, so takes leave a dead master as soon as a replica
+// replaced it.
 func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
 	if err := checkTake(keys, limits, cost); err != nil {
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
 	reply, err := s.script.Run(ctx, s.client, keys, s.args(limits, cost)...).Slice()
 	if err != nil {
+		err = classify(err)
+		if s.reload != nil && errors.Is(err, core.ErrStoreUnavailable) {
+			s.reload.failed(ctx)
+		}
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
 	dst, err = appendDecisions(dst, limits, reply)

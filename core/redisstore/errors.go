@@ -1,0 +1,68 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// unavailableReplies are the prefixes of Redis error replies that mean the
+// server cannot run the script now but will again soon: a cluster without
+// quorum or mid-failover, a server loading its dataset, a replica that lost
+// its master, a write sent to a node that just became a replica, a server
+// busy with another script, out of memory or refusing writes after a failed
+// save, too many clients. HasErrorPrefix strips a leading "ERR ".
+var unavailableReplies = [...]string{
+	"CLUSTERDOWN ", "TRYAGAIN ", "LOADING ", "MASTERDOWN ", "READONLY ", "NOREPLICAS ",
+	"BUSY ", "OOM ", "MISCONF ", "max number of clients reached",
+}
+
+// classify wraps err, an error of a take, with [core.ErrStoreUnavailable]
+// when it means Redis cannot answer now (see unavailable); any other error
+// is returned as is, to be surfaced as a bug.
+func classify(err error) error {
+	if unavailable(err) {
+		return fmt.Errorf("%w: %w", core.ErrStoreUnavailable, err)
+	}
+	return err
+}
+
+// unavailable reports whether err means the store cannot answer now, as
+// opposed to a bug: transport failures (timeouts, refused, reset or closed
+// connections, EOF, a pool with no free connection, a closed client) and
+// the replies of [unavailableReplies]. Script errors, WRONGTYPE, CROSSSLOT,
+// NOSCRIPT (Script.Run already fell back to EVAL), MOVED after the client's
+// redirects, authentication and permission errors are bugs or
+// misconfiguration: they must be seen, not failed open.
+func unavailable(err error) bool {
+	var rerr redis.Error
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &rerr):
+		return unavailableReply(rerr)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return true
+	case errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted), errors.Is(err, redis.ErrClosed):
+		return true
+	}
+	var nerr net.Error
+	return errors.As(err, &nerr)
+}
+
+func unavailableReply(err redis.Error) bool {
+	for _, prefix := range unavailableReplies {
+		if redis.HasErrorPrefix(err, prefix) {
+			return true
+		}
+	}
+	return false
+}
