@@ -24,7 +24,7 @@ type Store struct {
 	shards []shard
 	mask   uint64
 	seed   maphash.Seed
-	clock  func() time.Time
+	clock  func() int64 // µs since the epoch
 }
 
 // New returns a [Store] configured by opts, or an error naming the option
@@ -38,7 +38,7 @@ func New(opts ...Option) (*Store, error) {
 		shards: make([]shard, c.shards),
 		mask:   uint64(c.shards - 1),
 		seed:   maphash.MakeSeed(),
-		clock:  c.clock,
+		clock:  clockMicros(c.clock),
 	}
 	for i := range s.shards {
 		// Shares of maxKeys that add up to exactly maxKeys.
@@ -49,6 +49,17 @@ func New(opts ...Option) (*Store, error) {
 		s.shards[i].entries = make(map[string]*entry)
 	}
 	return s, nil
+}
+
+// clockMicros returns the store's clock in µs since the epoch: now's, or, when
+// now is nil, the wall clock at this call advanced by the monotonic clock.
+func clockMicros(now func() time.Time) func() int64 {
+	if now != nil {
+		return func() int64 { return epochMicros(now()) }
+	}
+	start := time.Now()
+	base := epochMicros(start)
+	return func() int64 { return base + time.Since(start).Microseconds() }
 }
 
 // NonBlocking implements [core.NonBlocking]: a take never waits on I/O, so
@@ -82,7 +93,7 @@ func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, li
 	for _, key := range keys {
 		slots = append(slots, slot{shard: s.shardOf(key)})
 	}
-	clock := epochMicros(s.clock()) // read outside the lock: advance orders it
+	clock := s.clock() // read outside the lock: advance orders it
 	var lockBuf [maxInline]int
 	locked := s.lock(lockBuf[:0], slots)
 	now := s.advance(locked, clock)
