@@ -2,6 +2,7 @@ package keyfunc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +24,8 @@ const MaxFormBytes = 64 << 10
 //
 // The field is looked up as r.FormValue does for a form body: the first
 // value in a POST, PUT or PATCH body (application/x-www-form-urlencoded or
-// multipart/form-data), else the first value in the URL query. The body is
+// multipart/form-data), else the first value in the URL query. A JSON body
+// (application/json) works too: its top-level string member name. The body is
 // read (at most [MaxFormBytes]) and r.Body replaced by a reader that yields
 // the same bytes, so later handlers read the whole body as sent; call the
 // Func before copying the request (r.WithContext) for the copy to see it.
@@ -102,8 +104,25 @@ func bodyField(r *http.Request, name string) (string, bool, error) {
 	case "multipart/form-data":
 		v, ok := multipartField(buf, params["boundary"], name)
 		return v, ok, nil
+	case "application/json":
+		v, ok := jsonField(buf, name)
+		return v, ok, nil
 	}
 	return "", false, nil
+}
+
+// jsonField returns the top-level string member name of a JSON object.
+// Anything else (not an object, not a string, invalid JSON) is absent.
+func jsonField(buf []byte, name string) (string, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(buf, &obj) != nil {
+		return "", false
+	}
+	var v string
+	if raw, ok := obj[name]; !ok || json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	return v, true
 }
 
 func hasFormBody(r *http.Request) bool {
