@@ -67,6 +67,10 @@ type Result struct {
 	// Degraded is set when the decision did not come from the store: the
 	// store failed and the limiter's [FailureMode] decided Allowed.
 	Degraded bool
+	// Fallback is set on a degraded Result whose decisions came from the
+	// fallback store ([FailLocal]): real, if local, decisions, which
+	// headers and denials report like the store's.
+	Fallback bool
 	// Shadowed is set in shadow mode ([WithShadow]) when the limits denied
 	// the request but it was admitted anyway.
 	Shadowed bool

@@ -88,7 +88,7 @@ func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
 	if retry, ok := retryAfter(res, b); ok {
 		h.Set(HeaderRetryAfter, strconv.FormatInt(retry, 10))
 	}
-	if res.Degraded {
+	if unknownQuota(res) {
 		return
 	}
 	reset := resetDelay(b)
@@ -111,7 +111,7 @@ func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
 // cures: the binding RetryAfter rounded up, at least 1. A request admitted,
 // or denied because its cost exceeds a limit's capacity, has none.
 func retryAfter(res Result, b Decision) (int64, bool) {
-	if res.Allowed || (!res.Degraded && b.Reason == CostTooHigh) {
+	if res.Allowed || (!unknownQuota(res) && b.Reason == CostTooHigh) {
 		return 0, false
 	}
 	return max(1, ceilSeconds(b.RetryAfter)), true
@@ -143,4 +143,10 @@ func epochCeil(t time.Time) int64 {
 		s++
 	}
 	return s
+}
+
+// unknownQuota reports whether res says nothing true about the quota: a
+// degraded result the failure mode made up (not one of the fallback store).
+func unknownQuota(res Result) bool {
+	return res.Degraded && !res.Fallback
 }

@@ -270,7 +270,7 @@ func (l *Limiter) degraded(ctx context.Context, p *plan, keys []string, cost int
 	if l.failure == FailLocal {
 		ds, err := l.fallback.Take(ctx, make([]Decision, 0, len(p.local)), keys, p.local, cost)
 		if err == nil {
-			res.Decisions, res.Allowed = ds, allAllowed(ds)
+			res.Decisions, res.Allowed, res.Fallback = ds, allAllowed(ds), true
 			return res
 		}
 		res.Err = fmt.Errorf("%w; fallback: %w", cause, err)

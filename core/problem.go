@@ -44,8 +44,9 @@ type Problem struct {
 
 // DenyStatus returns the status of a response to the denied request res:
 //
-//   - 503 Service Unavailable when res is degraded (the store failed and the
-//     limiter fails closed);
+//   - 503 Service Unavailable when res is degraded and its decisions were
+//     made up (the store failed and the limiter fails closed); a denial by
+//     the fallback store of [FailLocal] is a real one and gets 429;
 //   - 413 Content Too Large when the binding limit denied with
 //     [CostTooHigh]: the request costs more than the limit can ever grant,
 //     so it is refused for good and carries no Retry-After (a 429 would
@@ -53,7 +54,7 @@ type Problem struct {
 //   - 429 Too Many Requests otherwise.
 func DenyStatus(res Result) int {
 	switch {
-	case res.Degraded:
+	case unknownQuota(res):
 		return http.StatusServiceUnavailable
 	case res.Binding().Reason == CostTooHigh:
 		return http.StatusRequestEntityTooLarge
