@@ -32,8 +32,8 @@ import (
 //     under their own deadline; background dials (the warm pool, topology
 //     reloads) get a little longer, and a refused dial is not retried after
 //     100 ms sleeps.
-//   - MinIdleConns GOMAXPROCS when unset: a warm pool, so a burst does not
-//     spend its budgets dialing.
+//   - MinIdleConns GOMAXPROCS when unset (a negative value is kept: no warm
+//     pool): a burst does not spend its budgets dialing.
 const (
 	socketTimeoutFactor = 2
 	dialTimeoutFactor   = 5

@@ -12,4 +12,18 @@
 // app nodes with skewed clocks agree; [WithClock] overrides it for tests
 // only. Every key the script writes expires when its state is back to the
 // default.
+//
+// # Failures
+//
+// A rate limiter must not become the outage. Build the go-redis client with
+// [NewClient], [NewClusterClient] or [NewFailoverClient], which set what
+// keeps a call within the limiter's deadline (ContextTimeoutEnabled, no
+// retries that could charge a request twice, timeouts sized from the
+// budget); [New] logs the settings of any other client that break it
+// ([CheckClient]). [Store.Take] marks the errors that mean "Redis cannot
+// answer now" with [core.ErrStoreUnavailable], so the limiter's breaker and
+// failure mode handle them, and returns the others, bugs, as they are. On a
+// Cluster it refreshes the slot map after failures, so a promoted replica
+// serves a dead master's clients within a fraction of a second.
+// docs/operations.md has the measured numbers.
 package redisstore

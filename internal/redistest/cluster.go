@@ -72,13 +72,14 @@ func openCluster() (*ClusterServer, error) {
 	return c, nil
 }
 
-// startNodes starts n cluster-mode servers concurrently.
-func startNodes(n int) ([]*process, error) {
+// startNodes starts n cluster-mode servers concurrently, with the extra
+// redis-server flags.
+func startNodes(n int, extra ...string) ([]*process, error) {
 	nodes := make([]*process, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range nodes {
-		wg.Go(func() { nodes[i], errs[i] = startProcess(true) })
+		wg.Go(func() { nodes[i], errs[i] = startProcess(true, extra...) })
 	}
 	wg.Wait()
 	return nodes, errors.Join(errs...)

@@ -21,8 +21,16 @@
 // servers are never flushed, reconfigured or stopped: tests must keep to the
 // unique key prefixes of [Prefix].
 //
-// A missing redis-server binary fails the test with instructions; only
-// go test -short skips the tests that need Redis.
+// For fault tests, a test can have processes of its own and break them:
+// a [Dedicated] server can be frozen (SIGSTOP), thawed, killed and
+// restarted empty on its port; a [Proxy] in front of any server adds
+// latency or swallows traffic; [ReplicatedCluster] starts six nodes (three
+// masters with a replica each) whose nodes can be killed or failed over;
+// [Sentinel] starts a master, a replica and redis-sentinel processes.
+//
+// A missing redis-server (or, for [Sentinel], redis-sentinel) binary fails
+// the test with instructions; only go test -short skips the tests that need
+// Redis.
 //
 // The package keeps the started servers in package-level state, guarded by
 // a mutex: that is what "shared per test binary" means. It is for tests only.

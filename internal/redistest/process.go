@@ -35,26 +35,30 @@ const installHint = "redistest: redis-server not found in PATH (%v).\n" +
 // A process is one redis-server started by this package, in a temp dir of
 // its own that holds its log (and, for cluster nodes, nodes.conf).
 type process struct {
-	addr     string
-	busPort  int // cluster bus port; 0 for a standalone server
-	dir      string
-	logPath  string
-	cmd      *exec.Cmd
-	done     chan struct{} // closed when the process has exited
-	stopOnce sync.Once
+	addr    string
+	busPort int // cluster bus port; 0 for a standalone server
+	dir     string
+	logPath string
+	bin     string
+	args    []string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when the process has exited
+	stopped bool
 }
 
 // startProcess starts a redis-server on free loopback ports and waits until
 // it answers PING. cluster adds the cluster-mode flags. A port taken between
 // choosing and binding it is retried with new ports.
-func startProcess(cluster bool) (*process, error) {
+func startProcess(cluster bool, extra ...string) (*process, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf(installHint, err)
 	}
 	var lastErr error
 	for try := 0; try < startTries; try++ {
-		p, err := tryStart(bin, cluster)
+		p, err := tryStart(bin, cluster, extra)
 		if err == nil {
 			return p, nil
 		}
@@ -66,7 +70,7 @@ func startProcess(cluster bool) (*process, error) {
 	return nil, lastErr
 }
 
-func tryStart(bin string, cluster bool) (*process, error) {
+func tryStart(bin string, cluster bool, extra []string) (*process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -85,7 +89,8 @@ func tryStart(bin string, cluster bool) (*process, error) {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-port", strconv.Itoa(p.busPort), "--cluster-announce-ip", "127.0.0.1")
 	}
-	if err := p.start(bin, args); err != nil {
+	p.bin, p.args = bin, append(args, extra...)
+	if err := p.start(); err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
 	register(p)
@@ -96,24 +101,61 @@ func tryStart(bin string, cluster bool) (*process, error) {
 	return p, nil
 }
 
-// start runs the server with its output in p.logPath. The process is killed
-// with the test binary on Linux (see sysProcAttr).
-func (p *process) start(bin string, args []string) error {
-	log, err := os.Create(p.logPath)
+// start runs the server with its output appended to p.logPath. The
+// process is killed with the test binary on Linux (see sysProcAttr).
+func (p *process) start() error {
+	log, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("redistest: server log: %w", err)
 	}
 	defer log.Close() // the child holds its own descriptor
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Dir = p.dir
-	p.cmd.Stdout, p.cmd.Stderr = log, log
-	p.cmd.SysProcAttr = sysProcAttr()
-	if err := p.cmd.Start(); err != nil {
-		return fmt.Errorf("redistest: start redis-server: %w", err)
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Dir = p.dir
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("redistest: start %s: %w", filepath.Base(p.bin), err)
 	}
-	p.done = make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	p.mu.Lock()
+	p.cmd, p.done = cmd, done
+	p.mu.Unlock()
 	return nil
+}
+
+// current returns the running command and its done channel.
+func (p *process) current() (*exec.Cmd, chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cmd, p.done
+}
+
+// signal sends sig to the server (SIGSTOP freezes it, SIGCONT thaws it).
+func (p *process) signal(sig os.Signal) error {
+	cmd, _ := p.current()
+	if err := cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("redistest: signal %v to the server on %s: %w", sig, p.addr, err)
+	}
+	return nil
+}
+
+// kill kills the server (SIGKILL, also when frozen) and waits for it to
+// exit, keeping its directory for a restart.
+func (p *process) kill() {
+	cmd, done := p.current()
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+// restart starts the killed server again, with the same arguments on the
+// same port, and waits until it answers. Without persistence it comes back
+// empty.
+func (p *process) restart() error {
+	if err := p.start(); err != nil {
+		return err
+	}
+	return p.waitReady()
 }
 
 // waitReady polls PING until the server answers, the process exits or
@@ -129,13 +171,14 @@ func (p *process) waitReady() error {
 		if err == nil {
 			return nil
 		}
+		cmd, done := p.current()
 		select {
-		case <-p.done:
-			return fmt.Errorf("redistest: redis-server on %s exited during startup (%s)\n%s", p.addr, p.cmd.ProcessState, p.logTail())
+		case <-done:
+			return fmt.Errorf("redistest: %s on %s exited during startup (%s)\n%s", filepath.Base(p.bin), p.addr, cmd.ProcessState, p.logTail())
 		case <-time.After(pollInterval):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("redistest: redis-server on %s not ready after %s: %w\n%s", p.addr, readyTimeout, err, p.logTail())
+			return fmt.Errorf("redistest: %s on %s not ready after %s: %w\n%s", filepath.Base(p.bin), p.addr, readyTimeout, err, p.logTail())
 		}
 	}
 }
@@ -143,11 +186,15 @@ func (p *process) waitReady() error {
 // stop kills the server, waits for it and removes its directory. It is
 // safe to call more than once.
 func (p *process) stop() {
-	p.stopOnce.Do(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		_ = os.RemoveAll(p.dir)
-	})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	p.stopped = true
+	_ = p.cmd.Process.Kill()
+	<-p.done
+	_ = os.RemoveAll(p.dir)
 }
 
 // logTail returns the end of the server log, for failure messages.

@@ -15,6 +15,7 @@ import (
 type Server struct {
 	opts    *redis.Options
 	started bool
+	proc    *process // for a Dedicated server: the faults of faults.go
 }
 
 // shared is the standalone server of this test binary.
@@ -70,7 +71,7 @@ func Dedicated(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.stop)
-	return &Server{opts: &redis.Options{Addr: p.addr}, started: true}
+	return &Server{opts: &redis.Options{Addr: p.addr}, started: true, proc: p}
 }
 
 // Addr returns the server's host:port.

@@ -1,0 +1,128 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"log/slog"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/core/redisstore"
+)
+
+// unreachable is an address no test dials: the clients below are only
+// inspected (go-redis connects lazily; MinIdleConns -1 keeps the warm pool
+// from dialing).
+const unreachable = "127.0.0.1:1"
+
+func TestSafeOptions(t *testing.T) {
+	opt := &redis.Options{Addr: unreachable, Password: "secret", PoolSize: 7, MaxRetries: 5}
+
+	got := redisstore.SafeOptions(opt, 40*time.Millisecond)
+
+	assert.Equal(t, &redis.Options{Addr: unreachable, Password: "secret", PoolSize: 7, MaxRetries: 5}, opt, "opt is not changed")
+	assert.Equal(t, unreachable, got.Addr)
+	assert.Equal(t, "secret", got.Password)
+	assert.Equal(t, 7, got.PoolSize)
+	assert.True(t, got.ContextTimeoutEnabled)
+	assert.Equal(t, -1, got.MaxRetries)
+	assert.Equal(t, 80*time.Millisecond, got.ReadTimeout)
+	assert.Equal(t, 80*time.Millisecond, got.WriteTimeout)
+	assert.Equal(t, 40*time.Millisecond, got.PoolTimeout)
+	assert.Equal(t, 200*time.Millisecond, got.DialTimeout)
+	assert.Equal(t, 1, got.DialerRetries)
+	assert.Equal(t, runtime.GOMAXPROCS(0), got.MinIdleConns)
+	assert.Equal(t, 100*time.Millisecond, redisstore.SafeOptions(opt, 0).ReadTimeout, "0 means the default budget")
+	assert.Equal(t, 3, redisstore.SafeOptions(&redis.Options{MinIdleConns: 3}, 0).MinIdleConns, "a warm pool size is kept")
+}
+
+func TestSafeClusterOptions(t *testing.T) {
+	opt := &redis.ClusterOptions{Addrs: []string{unreachable}, MaxRedirects: 2}
+
+	got := redisstore.SafeClusterOptions(opt, 0)
+
+	assert.Zero(t, opt.ClusterStateReloadInterval, "opt is not changed")
+	assert.True(t, got.ContextTimeoutEnabled)
+	assert.Equal(t, -1, got.MaxRetries)
+	assert.Equal(t, 2, got.MaxRedirects, "redirects are kept: MOVED after a failover needs them")
+	assert.Equal(t, time.Duration(-1), got.MinRetryBackoff)
+	assert.Equal(t, time.Duration(-1), got.MaxRetryBackoff)
+	assert.Equal(t, 100*time.Millisecond, got.ReadTimeout)
+	assert.Equal(t, 10*time.Second, got.ClusterStateReloadInterval)
+}
+
+func TestSafeFailoverOptions(t *testing.T) {
+	opt := &redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{unreachable}}
+
+	got := redisstore.SafeFailoverOptions(opt, 0)
+
+	assert.False(t, opt.ContextTimeoutEnabled, "opt is not changed")
+	assert.Equal(t, "m", got.MasterName)
+	assert.True(t, got.ContextTimeoutEnabled)
+	assert.Equal(t, -1, got.MaxRetries)
+	assert.Equal(t, 50*time.Millisecond, got.PoolTimeout)
+}
+
+func TestCheckClient(t *testing.T) {
+	tests := []struct {
+		name   string
+		client redis.Scripter
+		want   []string // a distinctive part of each problem, in order
+	}{
+		{"go-redis defaults", redis.NewClient(&redis.Options{Addr: unreachable}),
+			[]string{"ContextTimeoutEnabled is false", "MaxRetries is 3"}},
+		{"short socket timeouts without ContextTimeoutEnabled",
+			redis.NewClient(&redis.Options{Addr: unreachable, ReadTimeout: 20 * time.Millisecond, MaxRetries: -1}), nil},
+		{"no socket timeout", redis.NewClient(&redis.Options{Addr: unreachable, ReadTimeout: -1, MaxRetries: -1}),
+			[]string{"ReadTimeout none"}},
+		{"NewClient", redisstore.NewClient(&redis.Options{Addr: unreachable, MinIdleConns: -1}, 0), nil},
+		{"cluster defaults", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{unreachable}}),
+			[]string{"ContextTimeoutEnabled is false"}},
+		{"cluster with a short ReadTimeout", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{unreachable},
+			ContextTimeoutEnabled: true, ReadTimeout: 10 * time.Millisecond}), []string{"resends the script (MaxRedirects 3)"}},
+		{"NewClusterClient", redisstore.NewClusterClient(&redis.ClusterOptions{Addrs: []string{unreachable}, MinIdleConns: -1}, 0), nil},
+		{"failover defaults", redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{unreachable}}),
+			[]string{"ContextTimeoutEnabled is false", "MaxRetries is 3"}},
+		{"NewFailoverClient", redisstore.NewFailoverClient(&redis.FailoverOptions{MasterName: "m",
+			SentinelAddrs: []string{unreachable}, MinIdleConns: -1}, 0), nil},
+		{"ring defaults", redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": unreachable}}),
+			[]string{"ContextTimeoutEnabled is false", "MaxRetries is 3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if c, ok := tt.client.(interface{ Close() error }); ok {
+				t.Cleanup(func() { _ = c.Close() })
+			}
+
+			got := redisstore.CheckClient(tt.client, 0)
+
+			require.Len(t, got, len(tt.want), "%q", got)
+			for i, w := range tt.want {
+				assert.Contains(t, got[i], w)
+			}
+		})
+	}
+}
+
+func TestNewLogsRiskyClientSettingsOnce(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	risky := redis.NewClient(&redis.Options{Addr: unreachable})
+	t.Cleanup(func() { _ = risky.Close() })
+	safe := redisstore.NewClient(&redis.Options{Addr: unreachable, MinIdleConns: -1}, 0)
+	t.Cleanup(func() { _ = safe.Close() })
+
+	_, err := redisstore.New(safe, redisstore.WithLogger(logger))
+	require.NoError(t, err)
+	assert.Empty(t, buf.String(), "a safe client logs nothing")
+
+	s, err := redisstore.New(risky, redisstore.WithLogger(logger), redisstore.WithBudget(20*time.Millisecond))
+	require.NoError(t, err, "a risky client is accepted")
+	require.NotNil(t, s)
+	assert.Equal(t, 2, bytes.Count(buf.Bytes(), []byte("level=WARN")), buf.String())
+	assert.Contains(t, buf.String(), "20ms decision deadline")
+}

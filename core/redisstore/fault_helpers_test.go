@@ -1,0 +1,231 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/redisstore"
+	"github.com/ratelimitkit/ratelimit/internal/redistest"
+)
+
+// budget is the decision timeout of the fault tests: the limiter's default.
+const budget = core.DefaultTimeout
+
+// A record is one decision of a fault test's traffic.
+type record struct {
+	limiter  string // the name given to traffic.start
+	identity string
+	start    time.Duration // since the traffic began
+	took     time.Duration
+	res      core.Result
+	err      error // Take's error: a bug, never expected
+}
+
+func (r record) end() time.Duration { return r.start + r.took }
+
+// breakerOpen reports whether the decision was made by the open breaker,
+// without a store call.
+func (r record) breakerOpen() bool { return errors.Is(r.res.Err, core.ErrBreakerOpen) }
+
+// traffic drives a limiter from one goroutine per identity (hot identities
+// get several), each pausing pace between decisions, and records every
+// decision. The clock is the test's monotonic clock: the measured durations
+// include scheduling delays of the loaded machine, which is what callers
+// see.
+type traffic struct {
+	begin time.Time
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	recs  []record
+}
+
+// newTraffic returns traffic whose clock starts now; start adds goroutines.
+func newTraffic() *traffic {
+	return &traffic{begin: time.Now(), stop: make(chan struct{})}
+}
+
+// startTraffic is newTraffic followed by start("", ...).
+func startTraffic(l *core.Limiter, identities []string, cost int64, pace time.Duration) *traffic {
+	tr := newTraffic()
+	tr.start("", l, identities, cost, pace)
+	return tr
+}
+
+// start runs one goroutine per identity on l (identities may repeat),
+// recording its decisions under name.
+func (tr *traffic) start(name string, l *core.Limiter, identities []string, cost int64, pace time.Duration) {
+	for _, id := range identities {
+		tr.wg.Go(func() { tr.loop(name, l, id, cost, pace) })
+	}
+}
+
+func (tr *traffic) loop(name string, l *core.Limiter, id string, cost int64, pace time.Duration) {
+	ctx := context.Background()
+	var recs []record
+	defer func() {
+		tr.mu.Lock()
+		tr.recs = append(tr.recs, recs...)
+		tr.mu.Unlock()
+	}()
+	for {
+		select {
+		case <-tr.stop:
+			return
+		default:
+		}
+		start := time.Now()
+		res, err := l.Take(ctx, core.Request{Identity: id, Cost: cost})
+		recs = append(recs, record{limiter: name, identity: id, start: start.Sub(tr.begin), took: time.Since(start), res: res, err: err})
+		if pace > 0 {
+			time.Sleep(pace)
+		}
+	}
+}
+
+// warmUp takes once for each identity until the store answers, for at
+// most 5 s: the first takes of a new client dial connections, read the
+// cluster's slot map and load the script, and may miss a 50 ms deadline on
+// a loaded machine. The fault tests measure faults, not cold starts.
+func warmUp(t *testing.T, l *core.Limiter, ids []string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, id := range ids {
+		for {
+			res, err := l.Take(context.Background(), core.Request{Identity: id, Cost: 1})
+			require.NoError(t, err)
+			if !res.Degraded {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "warm-up: the store does not answer: %v", res.Err)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// now returns the time since the traffic began.
+func (tr *traffic) now() time.Duration { return time.Since(tr.begin) }
+
+// sleepUntil sleeps until d after the traffic began.
+func (tr *traffic) sleepUntil(d time.Duration) { time.Sleep(d - tr.now()) }
+
+// Stop stops the traffic and returns its records, by start time.
+func (tr *traffic) Stop() []record {
+	close(tr.stop)
+	tr.wg.Wait()
+	slices.SortFunc(tr.recs, func(a, b record) int { return int(a.start - b.start) })
+	return tr.recs
+}
+
+// of returns the records of the limiter named name.
+func of(recs []record, name string) []record {
+	return where(recs, func(r record) bool { return r.limiter == name })
+}
+
+// where returns the records for which keep is true.
+func where(recs []record, keep func(record) bool) []record {
+	var out []record
+	for _, r := range recs {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// latency summarises the durations of records.
+type latency struct {
+	n             int
+	p50, p99, max time.Duration
+}
+
+func latencyOf(recs []record) latency {
+	if len(recs) == 0 {
+		return latency{}
+	}
+	ds := make([]time.Duration, len(recs))
+	for i, r := range recs {
+		ds[i] = r.took
+	}
+	slices.Sort(ds)
+	at := func(q float64) time.Duration { return ds[int(q*float64(len(ds)-1))] }
+	return latency{n: len(ds), p50: at(0.5), p99: at(0.99), max: ds[len(ds)-1]}
+}
+
+func (l latency) String() string {
+	return "n=" + strconv.Itoa(l.n) + " p50=" + l.p50.Round(10*time.Microsecond).String() +
+		" p99=" + l.p99.Round(10*time.Microsecond).String() + " max=" + l.max.Round(10*time.Microsecond).String()
+}
+
+// latenessOf summarises by how much the decisions that reached the
+// deadline overran it.
+func latenessOf(recs []record) latency {
+	var late []record
+	for _, r := range recs {
+		if r.took >= budget {
+			r.took -= budget
+			late = append(late, r)
+		}
+	}
+	return latencyOf(late)
+}
+
+// bugs returns the records whose Take failed: never expected, store
+// failures must come back as degraded results.
+func bugs(recs []record) []record { return where(recs, func(r record) bool { return r.err != nil }) }
+
+func degraded(recs []record) []record {
+	return where(recs, func(r record) bool { return r.res.Degraded })
+}
+
+// scriptCalls counts the script calls a client sends (EVALSHA and EVAL),
+// as a go-redis hook.
+type scriptCalls struct{ n atomic.Int64 }
+
+func (c *scriptCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *scriptCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "evalsha" || name == "eval" {
+			c.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *scriptCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// faultLimiter returns a limiter on store with the fault tests' timeout,
+// a key prefix of its own whose keys are checked for TTLs when t ends (on
+// checker), and opts.
+func faultLimiter(t *testing.T, store core.Store, checker redis.UniversalClient, limits []core.Limit, opts ...core.Option) *core.Limiter {
+	t.Helper()
+	prefix := redistest.Prefix(t)
+	t.Cleanup(func() { assertKeysExpire(t, checker, prefix) })
+	opts = append([]core.Option{core.WithLimits(limits...), core.WithPrefix(prefix), core.WithTimeout(budget)}, opts...)
+	l, err := core.NewLimiter(store, opts...)
+	require.NoError(t, err)
+	return l
+}
+
+// safeStore returns a store on client, which must have safe settings: New
+// would log otherwise, and the test fails.
+func safeStore(t *testing.T, client redis.Scripter) *redisstore.Store {
+	t.Helper()
+	require.Empty(t, redisstore.CheckClient(client, budget), "the fault tests use safe clients")
+	s, err := redisstore.New(client, redisstore.WithBudget(budget))
+	require.NoError(t, err)
+	return s
+}
