@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -30,14 +29,14 @@ func OpenStore(ctx context.Context) (core.Store, string, func() error, error) {
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
-	opts.ContextTimeoutEnabled = true // let the limiter's deadline cut a slow read short
-	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = time.Second, 100*time.Millisecond, 100*time.Millisecond
-	client := redis.NewClient(opts)
+	// Safe settings for the limiter's 50 ms deadline: context timeouts on,
+	// no retries of a script that may have run (a double charge).
+	client := redisstore.NewClient(opts, core.DefaultTimeout)
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
 		return nil, "", nil, fmt.Errorf("redis at %s: %w", opts.Addr, err)
 	}
-	s, err := redisstore.New(client)
+	s, err := redisstore.New(client, redisstore.WithBudget(core.DefaultTimeout))
 	if err != nil {
 		_ = client.Close()
 		return nil, "", nil, err
