@@ -56,9 +56,15 @@ func startProcess(cluster bool, extra ...string) (*process, error) {
 	if err != nil {
 		return nil, fmt.Errorf(installHint, err)
 	}
+	return retryPortTaken(func() (*process, error) { return tryStart(bin, cluster, extra) })
+}
+
+// retryPortTaken calls start until it succeeds, fails for another reason
+// than a port taken since freePort chose it, or startTries are used up.
+func retryPortTaken(start func() (*process, error)) (*process, error) {
 	var lastErr error
 	for try := 0; try < startTries; try++ {
-		p, err := tryStart(bin, cluster, extra)
+		p, err := start()
 		if err == nil {
 			return p, nil
 		}

@@ -117,18 +117,7 @@ func startSentinels(bin, master string, n int) ([]*process, error) {
 }
 
 func startSentinel(bin, master string, quorum int) (*process, error) {
-	var lastErr error
-	for try := 0; try < startTries; try++ {
-		p, err := tryStartSentinel(bin, master, quorum)
-		if err == nil {
-			return p, nil
-		}
-		lastErr = err
-		if !strings.Contains(err.Error(), "already in use") {
-			break
-		}
-	}
-	return nil, lastErr
+	return retryPortTaken(func() (*process, error) { return tryStartSentinel(bin, master, quorum) })
 }
 
 // tryStartSentinel writes a sentinel.conf (sentinels rewrite their config,
