@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -132,14 +133,15 @@ func TestInspectAndResetOnCluster(t *testing.T) {
 }
 
 func TestInspectThroughSentinel(t *testing.T) {
-	srv := redistest.Dedicated(t)
-	sentinel := startSentinel(t, "rl-master", srv.Addr())
+	group := redistest.Sentinel(t, 1)
+	master := redis.NewClient(&redis.Options{Addr: group.MasterAddr()})
+	t.Cleanup(func() { _ = master.Close() })
 	prefix := redistest.Prefix(t)
-	l := newLimiter(t, srv.Client(t), prefix, hourly)
+	l := newLimiter(t, master, prefix, hourly)
 	take(t, l, "erin", 4)
 
-	code, stdout, stderr := cli(t, "inspect", "erin", "--sentinel", sentinel, "--sentinel-master", "rl-master",
-		"--prefix", prefix, "--limit", "hourly=100/1h")
+	code, stdout, stderr := cli(t, "inspect", "erin", "--sentinel", strings.Join(group.SentinelAddrs(), ","),
+		"--sentinel-master", redistest.SentinelMasterName, "--prefix", prefix, "--limit", "hourly=100/1h")
 
 	require.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `(?m)^hourly\s+gcra\s+100/1h\s+96/100\s`, stdout)
