@@ -33,18 +33,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.Var(&limits, "limit", "a limit of the client's tier, repeatable; `spec` is [name=]RATE/PERIOD[,burst=N][,alg=ALGORITHM],\nfor example per-second=10/1s,burst=100 or daily=10000/1d,alg=fixed_window")
 	tier := fs.String("tier", "", "use the limits of `tier` free, pro or enterprise of core.RecipeTiers")
 	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
-	pos, code, ok := parseArgs(fs, args)
+	cl, code, ok := who.parse(fs, args, stderr)
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "ratelimit: inspect takes one identity")
-		fs.Usage()
-		return exitError
-	}
-	cl, err := who.client(pos[0], isSet(fs, "route"))
-	if err != nil {
-		return fail(stderr, err)
 	}
 	if *tier != "" {
 		tl, err := recipeTier(*tier)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/ratelimitkit/ratelimit/core"
@@ -31,6 +32,26 @@ type client struct {
 
 // client returns the client named by arg. routeSet says whether --route was
 // given (an empty route is a route too: requests that matched none).
+// parse parses the flags and the one identity argument of a command about
+// one client (inspect, reset). When ok is false the command exits with code,
+// the problem already reported on stderr.
+func (c *clientFlags) parse(fs *flag.FlagSet, args []string, stderr io.Writer) (cl client, code int, ok bool) {
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return client{}, code, false
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "ratelimit: %s takes one identity\n", fs.Name())
+		fs.Usage()
+		return client{}, exitError, false
+	}
+	cl, err := c.client(pos[0], isSet(fs, "route"))
+	if err != nil {
+		return client{}, fail(stderr, err), false
+	}
+	return cl, exitOK, true
+}
+
 func (c *clientFlags) client(arg string, routeSet bool) (client, error) {
 	if c.tag {
 		if routeSet {

@@ -24,18 +24,9 @@ func runReset(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	who.register(fs)
 	dryRun := fs.Bool("dry-run", false, "list the keys that would be deleted, delete nothing")
 	fs.Usage = func() { fmt.Fprint(stderr, resetUsage); fs.PrintDefaults() }
-	pos, code, ok := parseArgs(fs, args)
+	cl, code, ok := who.parse(fs, args, stderr)
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "ratelimit: reset takes one identity")
-		fs.Usage()
-		return exitError
-	}
-	cl, err := who.client(pos[0], isSet(fs, "route"))
-	if err != nil {
-		return fail(stderr, err)
 	}
 	t, err := conn.open(ctx)
 	if err != nil {
