@@ -23,16 +23,25 @@ import (
 // -v -run 'Frozen|Slowed|Killed|Pool' ./core/redisstore) and reported in
 // docs/operations.md.
 const (
-	// lateness is how long after its deadline a decision of 8 callers may
-	// end: the deadline fires, the read returns, go-redis closes the
-	// connection, the limiter applies the failure mode. On a two-core
+	// lateness bounds the p99 of how long after its deadline a decision of
+	// 8 callers ends: the deadline fires, the read returns, go-redis closes
+	// the connection, the limiter applies the failure mode. On a two-core
 	// machine under -race the measured maximum is 1-3.4 ms; the bound
 	// leaves room for a loaded CI machine. The tests log what they measure.
 	lateness = 15 * time.Millisecond
 	// crowdLateness is the same for 64 callers timing out in the same
-	// instant: they queue for the machine's cores (measured p99 4-7 ms, max
-	// 6-13 ms on two cores under -race).
+	// instant: they queue for the machine's cores (measured p99 4-14 ms on
+	// two cores under -race).
 	crowdLateness = 25 * time.Millisecond
+	// stall bounds the slowest decision past its deadline. A decision held
+	// by something other than the deadline (a socket read, the pool's wait,
+	// a retry) would end seconds late: go-redis's ReadTimeout and
+	// PoolTimeout are seconds. What a loaded CI machine adds on top of the
+	// deadline is a scheduling or GC pause of a few tens of milliseconds
+	// (seen: 32 ms with every test package running at once on two cores
+	// under -race), hence the p99 bounds above for the typical decision and
+	// this one, ten times wider, for the single worst.
+	stall = 250 * time.Millisecond
 	// openLatency bounds the p99 of decisions made by the open breaker:
 	// no Redis call, a few microseconds of work.
 	openLatency = time.Millisecond
@@ -87,7 +96,8 @@ var slowdowns = []slowdown{
 
 // TestSlowOrFrozenStandalone runs traffic through a limiter with the
 // default breaker while the server is frozen or slowed, then recovers it:
-//   - no decision takes longer than the deadline + lateness;
+//   - decisions end within the deadline + lateness (p99), none later than
+//     the deadline + stall;
 //   - once the breaker is open, decisions take < 1 ms (p99) and Redis gets
 //     only the breaker's probes;
 //   - within a second of the server recovering, decisions come from Redis
@@ -119,7 +129,7 @@ func TestSlowOrFrozenStandalone(t *testing.T) {
 			require.Empty(t, bugs(recs))
 			all := latencyOf(recs)
 			t.Logf("all decisions: %s; past the deadline by %s", all, latenessOf(recs))
-			assert.LessOrEqual(t, all.max, budget+lateness, "the slowest decision")
+			assertOnTime(t, recs, lateness)
 			assert.Empty(t, degraded(where(recs, func(r record) bool { return r.end() < faultAt })), "healthy before the fault")
 
 			open := latencyOf(where(recs, record.breakerOpen))
@@ -137,6 +147,16 @@ func TestSlowOrFrozenStandalone(t *testing.T) {
 				"degraded decisions more than a second after recovery")
 		})
 	}
+}
+
+// assertOnTime checks that the decisions that reached the deadline overran
+// it by at most late at the 99th percentile, and that none overran it by
+// more than stall.
+func assertOnTime(t *testing.T, recs []record, late time.Duration) {
+	t.Helper()
+	over := latenessOf(recs)
+	assert.LessOrEqual(t, over.p99, late, "p99 of the time past the deadline")
+	assert.LessOrEqual(t, latencyOf(recs).max, budget+stall, "the slowest decision")
 }
 
 // waitOpen polls until the limiter's breaker is open and returns when,
@@ -184,13 +204,16 @@ func TestKilledAndRestartedEmpty(t *testing.T) {
 	srv.Kill(t)
 	killedAt := tr.now()
 	tr.sleepUntil(killedAt + time.Second)
+	// The server may answer before Restart returns (it waits for its own
+	// PING): the outage ends when the restart begins.
+	restartAt := tr.now()
 	srv.Restart(t)
 	restartedAt := tr.now()
 	tr.sleepUntil(restartedAt + 2*time.Second)
 	recs := tr.Stop()
 
 	require.Empty(t, bugs(recs), "no error reached a caller, NOSCRIPT included")
-	outage := where(recs, func(r record) bool { return r.start >= killedAt && r.end() < restartedAt })
+	outage := where(recs, func(r record) bool { return r.start >= killedAt && r.end() < restartAt })
 	require.NotEmpty(t, outage)
 	for _, r := range outage {
 		require.True(t, r.res.Degraded && r.res.Allowed, "fail open during the outage: %+v", r.res)
@@ -253,8 +276,9 @@ func poolWait(err error) bool {
 
 // TestPoolExhaustion sends 64 concurrent callers through a pool of 2
 // connections to a server slowed by 20 ms per round trip, without a breaker,
-// so every decision waits for a connection: each still ends within the
-// deadline + crowdLateness, and the pool keeps serving some of them.
+// so every decision waits for a connection: they still end within the
+// deadline + crowdLateness (p99), none later than the deadline + stall, and
+// the pool keeps serving some of them.
 func TestPoolExhaustion(t *testing.T) {
 	srv := redistest.Standalone(t)
 	proxy := redistest.NewProxy(t, srv.Addr())
@@ -280,7 +304,7 @@ func TestPoolExhaustion(t *testing.T) {
 	waited := where(recs, func(r record) bool { return poolWait(r.res.Err) })
 	t.Logf("64 callers, pool of 2, +5 ms: %d decisions, %d from Redis, %d degraded (%d waiting for a connection); %s; past the deadline by %s",
 		len(recs), served, len(recs)-served, len(waited), all, latenessOf(recs))
-	assert.LessOrEqual(t, all.max, budget+crowdLateness, "the slowest decision")
+	assertOnTime(t, recs, crowdLateness)
 	assert.Positive(t, served, "the pool kept serving")
 	assert.NotEmpty(t, waited, "callers gave up waiting for a connection")
 }
