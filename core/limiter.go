@@ -38,7 +38,7 @@ type Limiter struct {
 	tiers     *tierCache // nil without a resolver
 	failure   FailureMode
 	timeout   time.Duration
-	breaker   *breaker   // nil without WithBreaker
+	breakers  *breakers  // nil without WithBreaker
 	denied    *denyCache // nil without WithDenyCache
 	fallback  Store
 	observers []Observer
@@ -93,7 +93,7 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 		l.tiers = newTierCache(c.resolver, c.cacheTTL, c.cacheSize, c.now)
 	}
 	if c.breaker != nil {
-		l.breaker = &breaker{cfg: *c.breaker, now: c.now, onChange: l.breakerChanged}
+		l.breakers = newBreakers(*c.breaker, c.now, l.breakerChanged)
 	}
 	if c.denyCache > 0 {
 		l.denied = newDenyCache(c.denyCache)
@@ -204,11 +204,19 @@ func (l *Limiter) takeStore(ctx context.Context, req Request, p *plan) (Result, 
 	return Result{Decisions: ds, Allowed: allAllowed(ds)}, nil
 }
 
-// call runs one store call under the timeout and the breaker. Errors that
-// mean the store is unavailable come back wrapping [ErrStoreUnavailable].
+// call runs one store call under the timeout and the breaker of the keys'
+// shard. Errors that mean the store is unavailable come back wrapping
+// [ErrStoreUnavailable].
 func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Limit, cost int64) ([]Decision, error) {
-	if l.breaker != nil && !l.breaker.allow() {
-		return nil, ErrBreakerOpen
+	var b *breaker
+	if l.breakers != nil {
+		shard := ""
+		if sh, ok := s.(Sharded); ok {
+			shard = sh.Shard(keys[0]) // the keys of one call share a hash tag
+		}
+		if b = l.breakers.forShard(shard); !b.allow() {
+			return nil, ErrBreakerOpen
+		}
 	}
 	tctx, cancel := ctx, context.CancelFunc(func() {})
 	if _, local := s.(NonBlocking); !local {
@@ -217,9 +225,9 @@ func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Lim
 	ds, err := s.Take(tctx, make([]Decision, 0, len(limits)), keys, limits, cost)
 	unavailable := err != nil && (errors.Is(err, ErrStoreUnavailable) || tctx.Err() != nil)
 	cancel()
-	if l.breaker != nil {
+	if b != nil {
 		// A caller that gave up says nothing about the store.
-		l.breaker.done(unavailable && ctx.Err() == nil, ctx.Err() != nil)
+		b.done(unavailable && ctx.Err() == nil, ctx.Err() != nil)
 	}
 	if unavailable && !errors.Is(err, ErrStoreUnavailable) {
 		err = fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
@@ -237,12 +245,13 @@ func (l *Limiter) Tier(name string) ([]Limit, bool) {
 }
 
 // BreakerState returns the state of the circuit breaker ([BreakerClosed]
-// when there is none).
+// when there is none). With a [Sharded] store it is the worst state over
+// the shards: open when any shard's breaker is open.
 func (l *Limiter) BreakerState() BreakerState {
-	if l.breaker == nil {
+	if l.breakers == nil {
 		return BreakerClosed
 	}
-	return l.breaker.current()
+	return l.breakers.current()
 }
 
 // plan picks the tier of req: the named one, else the resolver's, else the

@@ -163,7 +163,9 @@ func WithTimeout(d time.Duration) Option {
 // cfg.Failures consecutive failures that say the store is unavailable
 // (errors wrapping [ErrStoreUnavailable], timeouts), calls fail at once
 // with no store call for cfg.OpenFor, then one probe decides. The zero
-// config means the defaults.
+// config means the defaults. A [Sharded] store (core/redisstore on a
+// Redis Cluster) gets one breaker per shard: a dead master fails fast for
+// its own clients only.
 func WithBreaker(cfg BreakerConfig) Option {
 	return func(c *config) error {
 		cfg, err := cfg.withDefaults()

@@ -26,3 +26,15 @@ type NonBlocking interface {
 	// NonBlocking marks the store; it does nothing.
 	NonBlocking()
 }
+
+// Sharded is implemented by stores made of parts that fail independently,
+// such as the masters of a Redis Cluster. A [Limiter] with a circuit
+// breaker ([WithBreaker]) keeps one breaker per shard, so a dead master
+// fails fast only for the clients whose keys it serves.
+type Sharded interface {
+	Store
+	// Shard names the part of the store that serves key (a master's
+	// address, say), or returns "" when it does not know. It is called
+	// before every store call: it must be fast and must not wait on I/O.
+	Shard(key string) string
+}

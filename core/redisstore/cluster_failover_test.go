@@ -48,16 +48,15 @@ func clusterIdentities(t *testing.T, hc *redistest.HACluster, via, master string
 }
 
 // TestClusterMasterKilled kills the master of one shard of a six-node
-// cluster under traffic:
-//   - clients whose keys live on the other masters see no error at all;
+// cluster under traffic, through two limiters, one without a breaker and
+// one with the default breaker (one per master: the store is
+// [core.Sharded]):
+//   - clients whose keys live on the other masters see no error at all,
+//     with or without the breaker;
 //   - clients of the dead master's slots see degraded (failed open)
 //     decisions until at most 0.5 s after its replica was promoted;
 //   - the over-admission the failover causes (increments the master
 //     acknowledged but never replicated) is measured and logged.
-//
-// The limiter has no breaker: a [core.Limiter]'s breaker is one for all
-// keys, so the dead master's failures would open it for every client (a
-// second limiter with the default breaker measures that, and logs it).
 func TestClusterMasterKilled(t *testing.T) {
 	hc := redistest.ReplicatedCluster(t)
 	client := redisstore.NewClusterClient(hc.Options(), budget)
@@ -96,24 +95,26 @@ func TestClusterMasterKilled(t *testing.T) {
 	all := tr.Stop()
 	recs, recsb := of(all, "plain"), of(all, "breaker")
 
-	require.Empty(t, bugs(recs))
-	require.Empty(t, bugs(recsb))
-	victimRecs := where(recs, func(r record) bool { return isVictim[r.identity] })
-	otherRecs := where(recs, func(r record) bool { return !isVictim[r.identity] })
-	assert.Empty(t, degraded(otherRecs), "clients of the other masters")
-	failed := degraded(victimRecs)
-	require.NotEmpty(t, failed, "the dead master's clients saw the outage")
-	last := failed[0].end()
-	for _, r := range failed {
-		last = max(last, r.end())
+	t.Logf("master killed at %s; replica promoted %s later", killedAt.Round(time.Millisecond), (promotedAt - killedAt).Round(time.Millisecond))
+	for _, tt := range []struct {
+		name string
+		recs []record
+	}{{"no breaker", recs}, {"default breaker", recsb}} {
+		require.Empty(t, bugs(tt.recs), tt.name)
+		victimRecs := where(tt.recs, func(r record) bool { return isVictim[r.identity] })
+		otherRecs := where(tt.recs, func(r record) bool { return !isVictim[r.identity] })
+		assert.Empty(t, degraded(otherRecs), "%s: clients of the other masters", tt.name)
+		failed := degraded(victimRecs)
+		require.NotEmpty(t, failed, "%s: the dead master's clients saw the outage", tt.name)
+		last := failed[0].end()
+		for _, r := range failed {
+			last = max(last, r.end())
+		}
+		t.Logf("%s: dead master's clients saw %d degraded decisions (%d by the open breaker), the last ending %s after the kill, %s after the promotion; other masters' clients: %d decisions, %d degraded",
+			tt.name, len(failed), len(where(failed, record.breakerOpen)), (last - killedAt).Round(time.Millisecond),
+			(last - promotedAt).Round(time.Millisecond), len(otherRecs), len(degraded(otherRecs)))
+		assert.LessOrEqual(t, last-promotedAt, switchover, "%s: errors after the promotion", tt.name)
 	}
-	t.Logf("master killed at %s; replica promoted %s later; dead master's clients saw %d degraded decisions, the last ending %s after the kill, %s after the promotion; other masters' clients: %d decisions, 0 degraded",
-		killedAt.Round(time.Millisecond), (promotedAt - killedAt).Round(time.Millisecond), len(failed),
-		(last - killedAt).Round(time.Millisecond), (last - promotedAt).Round(time.Millisecond), len(otherRecs))
-	assert.LessOrEqual(t, last-promotedAt, switchover, "errors after the promotion")
-
-	spill := degraded(where(recsb, func(r record) bool { return !isVictim[r.identity] }))
-	t.Logf("with the default breaker: %d of the other masters' decisions were degraded too (the breaker is per limiter)", len(spill))
 
 	measureOverAdmission(t, l, recs, hot, killedAt, day)
 }

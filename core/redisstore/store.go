@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,6 +22,9 @@ type Store struct {
 	script *redis.Script
 	now    func() time.Time // test clock; nil means the server's TIME
 	reload *reloader        // nil unless client is a cluster client
+
+	masters    masterFinder // nil unless client is a cluster client
+	slotsKnown atomic.Bool  // a take succeeded: masters answers from memory
 }
 
 var _ core.Store = (*Store)(nil)
@@ -54,6 +58,7 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	if r, ok := client.(stateReloader); ok {
 		s.reload = newReloader(r, reloadEvery, time.Now)
 	}
+	s.masters, _ = client.(masterFinder)
 	return s, nil
 }
 
@@ -80,6 +85,9 @@ func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, li
 			s.reload.failed(ctx)
 		}
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
+	}
+	if s.masters != nil && !s.slotsKnown.Load() {
+		s.slotsKnown.Store(true)
 	}
 	dst, err = appendDecisions(dst, limits, reply)
 	if err != nil {
