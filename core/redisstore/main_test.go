@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +16,19 @@ import (
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+// TestMain quiets two loggers whose lines would bury a failure's output:
+// go-redis logs every failed dial of the fault tests, and stores built on
+// the tests' plain clients warn about their settings (client_test.go checks
+// those warnings with loggers of its own).
+func TestMain(m *testing.M) {
+	redis.SetLogger(quiet{})
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	redistest.Main(m)
+}
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // A backend is a kind of Redis deployment the store must work on.
 type backend struct {
