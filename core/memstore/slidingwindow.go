@@ -22,7 +22,7 @@ func evalSlidingWindow(o *outcome, st *state, found bool, l core.Limit, now, cos
 		prev = float64(st.n)
 	}
 	usedP := float64(prev*(p-e)) + float64(cur*p)
-	o.remainingBefore = int64(math.Max(0, math.Floor((float64(r*p)-usedP)/p)))
+	o.remainingBefore = int64(max(0, math.Floor((float64(r*p)-usedP)/p)))
 	switch {
 	case cur > 0:
 		o.resetBefore = int64(2*p - e)
@@ -61,5 +61,5 @@ func slidingRetry(p, r, c, e, cur, prev float64) int64 {
 
 // ceilMicros rounds a positive wait in µs up to whole µs, at least 1.
 func ceilMicros(x float64) int64 {
-	return int64(math.Max(1, math.Ceil(x)))
+	return int64(max(1, math.Ceil(x)))
 }

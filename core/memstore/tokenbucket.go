@@ -1,10 +1,6 @@
 package memstore
 
-import (
-	"math"
-
-	"github.com/ratelimitkit/ratelimit/core"
-)
+import "github.com/ratelimitkit/ratelimit/core"
 
 // evalTokenBucket evaluates the token bucket; st.x is tk, st.ts is ts.
 // Unlike the max(0, tokens − c) of docs/algorithms.md, an admitted take
@@ -17,7 +13,7 @@ func evalTokenBucket(o *outcome, st *state, found bool, l core.Limit, now, cost 
 	if found {
 		tokens, ts = st.x, float64(st.ts)
 	}
-	tokens = math.Min(b, tokens+math.Max(0, n-ts)/t)
+	tokens = min(b, tokens+max(0, n-ts)/t)
 	o.remainingBefore = floorTokens(tokens, t)
 	o.resetBefore = roundUp((b - tokens) * t)
 	if o.settle(cost, l.Capacity()) {

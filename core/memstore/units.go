@@ -26,13 +26,13 @@ func periodMicros(period time.Duration) int64 {
 
 // roundUp turns a duration in µs into whole µs: max(0, ceil(x − 0.5)).
 func roundUp(x float64) int64 {
-	return int64(math.Max(0, math.Ceil(x-tolerance)))
+	return int64(max(0, math.Ceil(x-tolerance)))
 }
 
 // floorTokens turns a token amount into whole requests:
 // max(0, floor(x + 0.5 / T)), T being the emission interval in µs.
 func floorTokens(x, interval float64) int64 {
-	return int64(math.Max(0, math.Floor(x+tolerance/interval)))
+	return int64(max(0, math.Floor(x+tolerance/interval)))
 }
 
 // ttlMicros returns how long a state whose reset is resetMicros away is
