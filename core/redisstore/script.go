@@ -13,11 +13,13 @@ import (
 var scriptFS embed.FS
 
 // scriptFiles lists the Lua files in the order they are concatenated into
-// the one script: shared helpers, one local function per algorithm, then
-// take.lua, the entry point that dispatches to them.
+// the one script: shared helpers, one local function per algorithm (with
+// the fast path for one GCRA limit right after GCRA), then take.lua, the
+// entry point that dispatches to them.
 var scriptFiles = [...]string{
 	"common.lua",
 	"gcra.lua",
+	"fast_path.lua",
 	"token_bucket.lua",
 	"fixed_window.lua",
 	"sliding_window.lua",

@@ -7,10 +7,16 @@
 --   ARGV:  none read directly; now (µs since 2024-01-01T00:00:00Z), cost,
 --          rate (requests per window) and period (window length, µs) come
 --          from take.lua; the capacity is the rate.
---   Reply: none; returns the result table described in common.lua.
+--   Reply: none; returns the values described in common.lua.
 -- State: key is a hash, w = window number floor(now / period) and n = count
 -- (integers), expiring at the end of the window. A clock reading before the
 -- stored window is taken as its start (the old window never reopens).
+
+-- write_fixed_window stores window w with count n, to expire in ttl µs.
+local function write_fixed_window(key, w, n, ttl)
+  redis.call('HSET', key, 'w', int(w), 'n', int(n))
+  redis.call('PEXPIRE', key, ttl_ms(ttl))
+end
 
 local function fixed_window(key, now, cost, rate, period)
   local state = redis.call('HMGET', key, 'w', 'n')
@@ -31,16 +37,14 @@ local function fixed_window(key, now, cost, rate, period)
     reset_before = window_end
   end
   if cost > rate then
-    return denied(COST_TOO_HIGH, rate - n, reset_before, 0)
+    return COST_TOO_HIGH, rate - n, reset_before, 0
   end
   if cost == 0 then
-    return peeked(rate - n, reset_before)
+    return 0, rate - n, reset_before, 0, rate - n, reset_before
   end
   if n + cost > rate then
-    return denied(EXHAUSTED, rate - n, reset_before, window_end)
+    return EXHAUSTED, rate - n, reset_before, window_end
   end
-  return admitted(rate - n, reset_before, rate - n - cost, window_end, function()
-    redis.call('HSET', key, 'w', int(w), 'n', int(n + cost))
-    redis.call('PEXPIRE', key, ttl_ms(window_end + lag))
-  end)
+  return 0, rate - n, reset_before, 0, rate - n - cost, window_end,
+    write_fixed_window, w, n + cost, window_end + lag
 end

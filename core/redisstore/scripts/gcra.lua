@@ -1,14 +1,20 @@
 -- gcra.lua: GCRA, one limit (docs/algorithms.md, "GCRA").
 --
 -- Part of the one script built from scripts/*.lua (order in common.lua);
--- called by take.lua, whose header holds the script's KEYS, ARGV and reply.
+-- called by fast_path.lua and take.lua, whose header holds the script's
+-- KEYS, ARGV and reply.
 --   KEYS:  none read directly; key is one of take.lua's KEYS.
 --   ARGV:  none read directly; now (µs since 2024-01-01T00:00:00Z), cost,
 --          rate (requests per period), period (µs) and capacity (burst)
 --          come from take.lua.
---   Reply: none; returns the result table described in common.lua.
+--   Reply: none; returns the values described in common.lua.
 -- State: key is a string, the theoretical arrival time tat in µs (a double
 -- with 17 significant digits), expiring when the bucket is full again.
+
+-- write_gcra stores tat, to expire in ttl µs.
+local function write_gcra(key, tat, ttl)
+  redis.call('SET', key, float(tat), 'PX', ttl_ms(ttl))
+end
 
 local function gcra(key, now, cost, rate, period, capacity)
   local t = period / rate -- emission interval T, µs
@@ -17,19 +23,17 @@ local function gcra(key, now, cost, rate, period, capacity)
   local before = floor_tokens((bt - (tat - now)) / t, t)
   local reset_before = round_up(tat - now)
   if cost > capacity then
-    return denied(COST_TOO_HIGH, before, reset_before, 0)
+    return COST_TOO_HIGH, before, reset_before, 0
   end
   if cost == 0 then
-    return peeked(before, reset_before)
+    return 0, before, reset_before, 0, before, reset_before
   end
   local new_tat = tat + cost * t
   local allow_at = new_tat - bt
   if allow_at - now > 0.5 then
-    return denied(EXHAUSTED, before, reset_before, round_up(allow_at - now))
+    return EXHAUSTED, before, reset_before, round_up(allow_at - now)
   end
   local reset_after = round_up(new_tat - now)
   local after = floor_tokens((bt - (new_tat - now)) / t, t)
-  return admitted(before, reset_before, after, reset_after, function()
-    redis.call('SET', key, float(new_tat), 'PX', ttl_ms(reset_after))
-  end)
+  return 0, before, reset_before, 0, after, reset_after, write_gcra, new_tat, reset_after
 end

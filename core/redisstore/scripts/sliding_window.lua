@@ -7,10 +7,17 @@
 --   ARGV:  none read directly; now (µs since 2024-01-01T00:00:00Z), cost,
 --          rate (requests per window) and period (window length, µs) come
 --          from take.lua; the capacity is the rate.
---   Reply: none; returns the result table described in common.lua.
+--   Reply: none; returns the values described in common.lua.
 -- State: key is a hash, w = current window number, n = its count, p = the
 -- previous window's count (integers), expiring when both windows are past.
 -- A clock reading before the stored window is taken as its start.
+
+-- write_sliding_window stores window w with count n and the previous
+-- window's count p, to expire in ttl µs.
+local function write_sliding_window(key, w, n, p, ttl)
+  redis.call('HSET', key, 'w', int(w), 'n', int(n), 'p', int(p))
+  redis.call('PEXPIRE', key, ttl_ms(ttl))
+end
 
 local function sliding_window(key, now, cost, rate, period)
   local state = redis.call('HMGET', key, 'w', 'n', 'p')
@@ -38,10 +45,10 @@ local function sliding_window(key, now, cost, rate, period)
     reset_before = period - e
   end
   if cost > rate then
-    return denied(COST_TOO_HIGH, before, reset_before, 0)
+    return COST_TOO_HIGH, before, reset_before, 0
   end
   if cost == 0 then
-    return peeked(before, reset_before)
+    return 0, before, reset_before, 0, before, reset_before
   end
   if used_p + cost * period > rate_p then
     -- The admission test is exact (no tolerance), so the wait is the
@@ -52,13 +59,11 @@ local function sliding_window(key, now, cost, rate, period)
     else
       retry = math.max(1, math.ceil((period - e) + period - (rate - cost) * period / cur))
     end
-    return denied(EXHAUSTED, before, reset_before, retry)
+    return EXHAUSTED, before, reset_before, retry
   end
   local charged = cur + cost
   local after = math.floor((rate_p - prev * (period - e) - charged * period) / period)
   local reset_after = 2 * period - e
-  return admitted(before, reset_before, after, reset_after, function()
-    redis.call('HSET', key, 'w', int(w), 'n', int(charged), 'p', int(prev))
-    redis.call('PEXPIRE', key, ttl_ms(reset_after + lag))
-  end)
+  return 0, before, reset_before, 0, after, reset_after,
+    write_sliding_window, w, charged, prev, reset_after + lag
 end

@@ -1,6 +1,7 @@
 -- take.lua: take cost from every limit of one client, all or nothing.
 -- The entry point of the one script built from scripts/*.lua (order in
--- common.lua). Contract for other languages: docs/redis-protocol.md.
+-- common.lua; fast_path.lua answers one GCRA limit before this file runs).
+-- Contract for other languages: docs/redis-protocol.md.
 --
 -- KEYS[i]  the state key of limit i, <prefix>:{<identity>}:<name>:<tag>;
 --          all KEYS share the {identity} hash tag (one Cluster slot).
@@ -20,57 +21,55 @@
 --          its TTL (PX / PEXPIRE) here. Denials and peeks write nothing, the
 --          sliding log's pruning of expired entries aside.
 
--- EPOCH is 2024-01-01T00:00:00Z in Unix seconds.
-local EPOCH = 1704067200
-
 local ALGORITHMS = {[0] = gcra, [1] = token_bucket, [2] = fixed_window, [3] = sliding_window, [4] = sliding_log}
 
--- clock returns now in µs since EPOCH: the test clock arg, or TIME.
-local function clock(arg)
-  if arg ~= '' then
-    return tonumber(arg)
-  end
-  if redis.replicate_commands then
-    redis.replicate_commands() -- Redis < 5: allow writes after TIME
-  end
-  local t = redis.call('TIME')
-  return (tonumber(t[1]) - EPOCH) * 1000000 + tonumber(t[2])
+local n = #KEYS
+if #ARGV ~= 2 + 4 * n then
+  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want 2 + 4 per key')
 end
-
-if #ARGV ~= 2 + 4 * #KEYS then
-  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. #KEYS .. ' KEYS, want 2 + 4 per key')
+for i = 1, n do
+  if ALGORITHMS[tonumber(ARGV[4 * i - 1])] == nil then
+    return redis.error_reply('ERR ratelimit: unknown algorithm ' .. ARGV[4 * i - 1])
+  end
 end
 local now, cost = clock(ARGV[1]), tonumber(ARGV[2])
 
-local results, all_allowed = {}, true
-for i, key in ipairs(KEYS) do
+-- evaluate runs the algorithm of limit i and returns its values (listed
+-- in common.lua).
+local function evaluate(i)
   local a = 4 * i - 1
-  local algorithm = ALGORITHMS[tonumber(ARGV[a])]
-  if algorithm == nil then
-    return redis.error_reply('ERR ratelimit: unknown algorithm ' .. ARGV[a])
-  end
-  local r = algorithm(key, now, cost, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
-  all_allowed = all_allowed and r.allowed
-  results[i] = r
+  return ALGORITHMS[tonumber(ARGV[a])](KEYS[i], now, cost,
+    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
 end
 
+if n == 1 then
+  return take_one(KEYS[1], evaluate(1))
+end
+
+-- Several limits: evaluate all, then write only if all admit.
+local results, all_allowed = {}, true
+for i = 1, n do
+  local r = {evaluate(i)}
+  all_allowed = all_allowed and r[1] == 0
+  results[i] = r
+end
 local reply = {}
-for _, r in ipairs(results) do
-  local remaining, reset = r.remaining_before, r.reset_before
-  if all_allowed then
-    if r.write then
-      r.write()
-    end
-    remaining, reset = r.remaining_after, r.reset_after
-  end
-  local allowed = 0
-  if r.allowed then
+for i, r in ipairs(results) do
+  local allowed, remaining, reset = 0, r[2], r[3]
+  if r[1] == 0 then
     allowed = 1
   end
-  reply[#reply + 1] = allowed
-  reply[#reply + 1] = r.reason
-  reply[#reply + 1] = math.max(0, remaining) -- a rate lowered under a live key may be overdrawn
-  reply[#reply + 1] = reset
-  reply[#reply + 1] = r.retry
+  if all_allowed then
+    if r[7] then
+      r[7](KEYS[i], r[8], r[9], r[10], r[11])
+    end
+    remaining, reset = r[5], r[6]
+  end
+  local o = 5 * (i - 1)
+  reply[o + 1] = allowed
+  reply[o + 2] = r[1]
+  reply[o + 3] = math.max(0, remaining) -- a rate lowered under a live key may be overdrawn
+  reply[o + 4] = reset
+  reply[o + 5] = r[4]
 end
 return reply

@@ -7,10 +7,17 @@
 --   ARGV:  none read directly; now (µs since 2024-01-01T00:00:00Z), cost,
 --          rate (requests per period), period (µs) and capacity (burst)
 --          come from take.lua.
---   Reply: none; returns the result table described in common.lua.
+--   Reply: none; returns the values described in common.lua.
 -- State: key is a hash, tk = tokens (a double with 17 significant digits)
 -- and ts = time of the last refill (integer µs), expiring when full again.
 -- A clock reading earlier than ts is taken as ts (no quota comes back).
+
+-- write_token_bucket stores the tokens left and the refill time ts, to
+-- expire in ttl µs.
+local function write_token_bucket(key, tokens, ts, ttl)
+  redis.call('HSET', key, 'tk', float(tokens), 'ts', int(ts))
+  redis.call('PEXPIRE', key, ttl_ms(ttl))
+end
 
 local function token_bucket(key, now, cost, rate, period, capacity)
   local t = period / rate -- emission interval T, µs
@@ -23,20 +30,18 @@ local function token_bucket(key, now, cost, rate, period, capacity)
   local before = floor_tokens(tokens, t)
   local reset_before = round_up((capacity - tokens) * t)
   if cost > capacity then
-    return denied(COST_TOO_HIGH, before, reset_before, 0)
+    return COST_TOO_HIGH, before, reset_before, 0
   end
   if cost == 0 then
-    return peeked(before, reset_before)
+    return 0, before, reset_before, 0, before, reset_before
   end
   if (cost - tokens) * t > 0.5 then
-    return denied(EXHAUSTED, before, reset_before, round_up((cost - tokens) * t))
+    return EXHAUSTED, before, reset_before, round_up((cost - tokens) * t)
   end
   -- A take admitted within the tolerance leaves a debt (at most 0.5/T
   -- tokens) that is kept, as GCRA keeps it in tat: tokens may go below 0.
   local left = tokens - cost
   local reset_after = round_up((capacity - left) * t)
-  return admitted(before, reset_before, floor_tokens(left, t), reset_after, function()
-    redis.call('HSET', key, 'tk', float(left), 'ts', int(now))
-    redis.call('PEXPIRE', key, ttl_ms(reset_after + lag))
-  end)
+  return 0, before, reset_before, 0, floor_tokens(left, t), reset_after,
+    write_token_bucket, left, now, reset_after + lag
 end
