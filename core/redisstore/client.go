@@ -57,15 +57,9 @@ func budgetOr(budget time.Duration) time.Duration {
 // fields (address, credentials, TLS, PoolSize) are kept. opt is not changed.
 func SafeOptions(opt *redis.Options, budget time.Duration) *redis.Options {
 	o := *opt
-	budget = budgetOr(budget)
-	o.ContextTimeoutEnabled = true
-	o.MaxRetries = -1
-	o.ReadTimeout, o.WriteTimeout = socketTimeoutFactor*budget, socketTimeoutFactor*budget
-	o.PoolTimeout = budget
-	o.DialTimeout, o.DialerRetries = dialTimeoutFactor*budget, 1
-	if o.MinIdleConns == 0 {
-		o.MinIdleConns = runtime.GOMAXPROCS(0)
-	}
+	safeFields{contextTimeout: &o.ContextTimeoutEnabled, maxRetries: &o.MaxRetries, dialerRetries: &o.DialerRetries,
+		minIdle: &o.MinIdleConns, read: &o.ReadTimeout, write: &o.WriteTimeout, poolWait: &o.PoolTimeout,
+		dial: &o.DialTimeout}.apply(budget)
 	return &o
 }
 
@@ -77,16 +71,10 @@ func SafeOptions(opt *redis.Options, budget time.Duration) *redis.Options {
 // a dead master is left as soon as its replica is promoted.
 func SafeClusterOptions(opt *redis.ClusterOptions, budget time.Duration) *redis.ClusterOptions {
 	o := *opt
-	budget = budgetOr(budget)
-	o.ContextTimeoutEnabled = true
-	o.MaxRetries = -1
+	safeFields{contextTimeout: &o.ContextTimeoutEnabled, maxRetries: &o.MaxRetries, dialerRetries: &o.DialerRetries,
+		minIdle: &o.MinIdleConns, read: &o.ReadTimeout, write: &o.WriteTimeout, poolWait: &o.PoolTimeout,
+		dial: &o.DialTimeout}.apply(budget)
 	o.MinRetryBackoff, o.MaxRetryBackoff = -1, -1
-	o.ReadTimeout, o.WriteTimeout = socketTimeoutFactor*budget, socketTimeoutFactor*budget
-	o.PoolTimeout = budget
-	o.DialTimeout, o.DialerRetries = dialTimeoutFactor*budget, 1
-	if o.MinIdleConns == 0 {
-		o.MinIdleConns = runtime.GOMAXPROCS(0)
-	}
 	o.ClusterStateReloadInterval = clusterReloadInterval
 	return &o
 }
@@ -94,16 +82,31 @@ func SafeClusterOptions(opt *redis.ClusterOptions, budget time.Duration) *redis.
 // SafeFailoverOptions is [SafeOptions] for a Sentinel failover client.
 func SafeFailoverOptions(opt *redis.FailoverOptions, budget time.Duration) *redis.FailoverOptions {
 	o := *opt
-	budget = budgetOr(budget)
-	o.ContextTimeoutEnabled = true
-	o.MaxRetries = -1
-	o.ReadTimeout, o.WriteTimeout = socketTimeoutFactor*budget, socketTimeoutFactor*budget
-	o.PoolTimeout = budget
-	o.DialTimeout, o.DialerRetries = dialTimeoutFactor*budget, 1
-	if o.MinIdleConns == 0 {
-		o.MinIdleConns = runtime.GOMAXPROCS(0)
-	}
+	safeFields{contextTimeout: &o.ContextTimeoutEnabled, maxRetries: &o.MaxRetries, dialerRetries: &o.DialerRetries,
+		minIdle: &o.MinIdleConns, read: &o.ReadTimeout, write: &o.WriteTimeout, poolWait: &o.PoolTimeout,
+		dial: &o.DialTimeout}.apply(budget)
 	return &o
+}
+
+// safeFields points at the fields that SafeOptions, SafeClusterOptions and
+// SafeFailoverOptions set alike (go-redis has one options type per client).
+type safeFields struct {
+	contextTimeout                     *bool
+	maxRetries, dialerRetries, minIdle *int
+	read, write, poolWait, dial        *time.Duration
+}
+
+// apply sets the fields for budget (0 means [core.DefaultTimeout]).
+func (f safeFields) apply(budget time.Duration) {
+	budget = budgetOr(budget)
+	*f.contextTimeout = true
+	*f.maxRetries = -1
+	*f.read, *f.write = socketTimeoutFactor*budget, socketTimeoutFactor*budget
+	*f.poolWait = budget
+	*f.dial, *f.dialerRetries = dialTimeoutFactor*budget, 1
+	if *f.minIdle == 0 {
+		*f.minIdle = runtime.GOMAXPROCS(0)
+	}
 }
 
 // NewClient is shorthand for redis.NewClient(SafeOptions(opt, budget)).
