@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/storetest"
 )
 
 func TestTakeOfExistingKeyDoesNotAllocate(t *testing.T) {
 	for _, alg := range allAlgorithms() {
 		t.Run(alg.String(), func(t *testing.T) {
-			now := base()
+			now := storetest.Start()
 			s, err := New(WithClock(func() time.Time {
 				now = now.Add(time.Millisecond) // admitted and denied takes alike
 				return now

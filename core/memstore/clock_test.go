@@ -32,11 +32,11 @@ func TestClockSteppedBackDoesNotAdmitMore(t *testing.T) {
 		t.Run(alg.String(), func(t *testing.T) {
 			s, clock := newTestStore(t)
 			l := core.PerSecond(3).WithAlgorithm(alg)
-			clock.At(time.Second)
+			clock.SetOffset(time.Second)
 			takeOne(t, s, "k", l, 3)
 			atLatest := takeOne(t, s, "k", l, 1)
 
-			clock.At(500 * time.Millisecond) // back, across a window boundary
+			clock.SetOffset(500 * time.Millisecond) // back, across a window boundary
 			d := takeOne(t, s, "k", l, 1)
 
 			assert.False(t, d.Allowed)

@@ -35,7 +35,7 @@ func TestGCRAAndTokenBucketDecideAlike(t *testing.T) {
 			var at time.Duration
 			for i := range 2000 {
 				at += us(rng.Int64N(interval.Microseconds()*2/tt.limit.Capacity() + 1))
-				clock.At(at)
+				clock.SetOffset(at)
 				cost := rng.Int64N(3)
 				g := takeOne(t, gcra, "k", tt.limit, cost)
 				b := takeOne(t, bucket, "k", tt.limit.WithAlgorithm(core.TokenBucket), cost)
@@ -59,7 +59,7 @@ func TestLargestLimitsStayExact(t *testing.T) {
 	for _, alg := range allAlgorithms() {
 		t.Run(alg.String(), func(t *testing.T) {
 			s, clock := newTestStore(t)
-			clock.At(20 * 365 * 24 * time.Hour) // 2045
+			clock.SetOffset(20 * 365 * 24 * time.Hour) // 2045
 			l := core.Limit{Rate: maxRate, Period: longest, Algorithm: alg}
 
 			d := takeOne(t, s, "k", l, maxRate-1)

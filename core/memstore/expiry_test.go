@@ -33,15 +33,15 @@ func TestEntryExpiresWhenStateIsBackToDefault(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, clock := newTestStore(t)
-			clock.At(tt.at)
+			clock.SetOffset(tt.at)
 			takeOne(t, s, "k", tt.limit, tt.cost)
 			require.Equal(t, 1, s.Len())
 
-			clock.At(tt.at + tt.wantTTL)
+			clock.SetOffset(tt.at + tt.wantTTL)
 			takeOne(t, s, "k", tt.limit, 0)
 			assert.Equal(t, 1, s.Len(), "present until its TTL")
 
-			clock.At(tt.at + tt.wantTTL + us(1))
+			clock.SetOffset(tt.at + tt.wantTTL + us(1))
 			d := takeOne(t, s, "k", tt.limit, 0)
 			assert.Equal(t, 0, s.Len(), "removed when touched after its TTL")
 			assert.Equal(t, allowed(tt.limit.Capacity(), 0), wantOf(d), "absent is full quota")
@@ -70,7 +70,7 @@ func TestStoreNeverHoldsMoreThanMaxKeys(t *testing.T) {
 	const maxKeys = 100
 	s, clock := newTestStore(t, WithMaxKeys(maxKeys), WithShards(4))
 	for i := range 10 * maxKeys { // identities rotated, each one request
-		clock.At(time.Duration(i) * time.Millisecond)
+		clock.SetOffset(time.Duration(i) * time.Millisecond)
 		d := takeOne(t, s, fmt.Sprintf("rl:{id-%d}:day:g", i), core.PerDay(100), 1)
 		require.True(t, d.Allowed)
 		require.LessOrEqual(t, s.Len(), maxKeys, "after %d identities", i+1)
@@ -86,7 +86,7 @@ func TestFullShardDropsExpiredEntriesFirst(t *testing.T) {
 	takeOne(t, s, "long-1", long, 1)
 	takeOne(t, s, "long-2", long, 1)
 
-	clock.At(time.Second) // the short ones have expired
+	clock.SetOffset(time.Second) // the short ones have expired
 	takeOne(t, s, "new-1", long, 1)
 	takeOne(t, s, "new-2", long, 1)
 

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,37 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/storetest"
 )
-
-// base is the instant the tables count from: midnight UTC, so it starts a
-// window of every length up to a day (the epoch is a midnight too).
-func base() time.Time { return time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC) }
 
 // us is a number of microseconds as a duration, for the tables.
 func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
 
-// A testClock is a settable clock, safe for concurrent use.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// At sets the clock to base() + d.
-func (c *testClock) At(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = base().Add(d)
-}
-
-func newTestStore(t *testing.T, opts ...Option) (*Store, *testClock) {
+func newTestStore(t *testing.T, opts ...Option) (*Store, *storetest.Clock) {
 	t.Helper()
-	clock := &testClock{t: base()}
+	clock := storetest.NewClock()
 	s, err := New(append([]Option{WithClock(clock.Now)}, opts...)...)
 	require.NoError(t, err)
 	return s, clock
@@ -72,7 +49,7 @@ func tooHigh(remaining int64, reset time.Duration) want {
 	return want{reason: core.CostTooHigh, remaining: remaining, reset: reset}
 }
 
-// A step is one take of a sequence: at base()+at, of cost.
+// A step is one take of a sequence: at storetest.Start()+at, of cost.
 type step struct {
 	at   time.Duration
 	cost int64
@@ -84,7 +61,7 @@ func runSteps(t *testing.T, l core.Limit, steps []step) {
 	t.Helper()
 	s, clock := newTestStore(t)
 	for i, st := range steps {
-		clock.At(st.at)
+		clock.SetOffset(st.at)
 		d := takeOne(t, s, "rl:{client}:test", l, st.cost)
 		assert.Equal(t, st.want, wantOf(d), "step %d: Take(at=%v, cost=%d)", i, st.at, st.cost)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
+	"github.com/ratelimitkit/ratelimit/core/storetest"
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
@@ -99,13 +100,13 @@ func TestTakeSequences(t *testing.T) {
 	for _, b := range backends {
 		for _, tt := range tests {
 			t.Run(b.name+"/"+tt.name, func(t *testing.T) {
-				clk := newClock()
+				clk := storetest.NewClock()
 				store, kb := newStore(t, b.client(t), redisstore.WithClock(clk.Now))
 				limits := []core.Limit{tt.limit}
 				keys := kb.AppendKeys(nil, "client", limits)
 
 				for i, st := range tt.steps {
-					clk.Set(st.at)
+					clk.SetOffset(st.at)
 					got, err := store.Take(context.Background(), nil, keys, limits, st.cost)
 					require.NoError(t, err)
 					require.Len(t, got, 1)
@@ -120,7 +121,7 @@ func TestTakeSequences(t *testing.T) {
 func TestTakeIsAllOrNothing(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			clk := newClock()
+			clk := storetest.NewClock()
 			store, kb := newStore(t, b.client(t), redisstore.WithClock(clk.Now))
 			limits := []core.Limit{
 				core.PerSecond(10).WithName("gcra"),
@@ -238,7 +239,7 @@ func TestTakeThroughRing(t *testing.T) {
 func TestLoweredRateRemainingIsNeverNegative(t *testing.T) {
 	for _, a := range []core.Algorithm{core.FixedWindow, core.SlidingLog} {
 		t.Run(a.String(), func(t *testing.T) {
-			clk := newClock()
+			clk := storetest.NewClock()
 			store, kb := newStore(t, backends[0].client(t), redisstore.WithClock(clk.Now))
 			before := []core.Limit{core.PerMinute(5).WithName("quota").WithAlgorithm(a)}
 			after := []core.Limit{core.PerMinute(2).WithName("quota").WithAlgorithm(a)}

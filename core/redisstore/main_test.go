@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,31 +55,6 @@ func universal[C redis.UniversalClient](cs []C) []redis.UniversalClient {
 		us[i] = c
 	}
 	return us
-}
-
-// start is the first instant of the test clocks: aligned to the second,
-// minute and day windows of the 2024-01-01 epoch.
-var start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// A clock is a test clock that only moves when told to.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: start} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Set moves the clock to start + d.
-func (c *clock) Set(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = start.Add(d)
 }
 
 // newStore returns a store on client and a key builder with a prefix of its

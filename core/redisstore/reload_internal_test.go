@@ -8,32 +8,16 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/ratelimitkit/ratelimit/core/storetest"
 )
 
 type countingReloader struct{ n atomic.Int64 }
 
 func (c *countingReloader) ReloadState(context.Context) { c.n.Add(1) }
 
-// fakeClock is a clock that only moves when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func TestReloaderCoalescesBursts(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := storetest.NewClock()
 	client := &countingReloader{}
 	r := newReloader(client, 100*time.Millisecond, clock.Now)
 	ctx := context.Background()

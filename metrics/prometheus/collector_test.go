@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/storetest"
 	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
 )
 
@@ -62,7 +63,7 @@ ratelimit_requests_total{limit="per-second",result="degraded_denied",route="/use
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := newClock()
+			clk := storetest.NewClock()
 			store := &switchStore{next: newMemstore(t, clk), down: tt.down}
 			metrics := ratelimitprom.MustNew()
 			opts := append([]core.Option{core.WithLimits(perSecond), core.WithObserver(metrics)}, tt.opts...)
@@ -77,7 +78,7 @@ ratelimit_requests_total{limit="per-second",result="degraded_denied",route="/use
 }
 
 func TestCollectorLabelsTheBindingLimitAndTier(t *testing.T) {
-	clk := newClock()
+	clk := storetest.NewClock()
 	metrics := ratelimitprom.MustNew()
 	l, err := core.NewLimiter(newMemstore(t, clk),
 		core.WithTier("free", core.PerSecond(10).WithName("burst"), core.PerMinute(2).WithName("minute")),
@@ -102,7 +103,7 @@ ratelimit_requests_total{limit="minute",result="denied",route="/search",tier="fr
 }
 
 func TestCollectorCapsDistinctRoutes(t *testing.T) {
-	clk := newClock()
+	clk := storetest.NewClock()
 	metrics := ratelimitprom.MustNew(ratelimitprom.WithMaxRoutes(2))
 	l, err := core.NewLimiter(newMemstore(t, clk), core.WithLimits(core.PerSecond(100).WithName("s")), core.WithObserver(metrics))
 	require.NoError(t, err)
@@ -141,7 +142,7 @@ func TestCollectorRouteCapHoldsUnderConcurrency(t *testing.T) {
 }
 
 func TestCollectorTracksTheBreaker(t *testing.T) {
-	clk := newClock()
+	clk := storetest.NewClock()
 	store := &switchStore{next: newMemstore(t, clk), down: true}
 	metrics := ratelimitprom.MustNew()
 	l, err := core.NewLimiter(store, core.WithLimits(core.PerSecond(10)), core.WithObserver(metrics),

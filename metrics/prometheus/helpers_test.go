@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -15,32 +14,11 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/core/storetest"
 	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
 )
 
-// clock is a manual clock shared by a memstore and a limiter.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock {
-	return &clock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newMemstore(t *testing.T, c *clock) *memstore.Store {
+func newMemstore(t *testing.T, c *storetest.Clock) *memstore.Store {
 	t.Helper()
 	s, err := memstore.New(memstore.WithClock(c.Now))
 	require.NoError(t, err)

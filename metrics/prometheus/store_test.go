@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/storetest"
 	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
 )
 
@@ -18,7 +19,7 @@ import (
 type slowStore struct {
 	err  error
 	took time.Duration
-	clk  *clock
+	clk  *storetest.Clock
 }
 
 func (s slowStore) Take(_ context.Context, dst []core.Decision, _ []string, limits []core.Limit, _ int64) ([]core.Decision, error) {
@@ -33,7 +34,7 @@ func (s slowStore) Take(_ context.Context, dst []core.Decision, _ []string, limi
 }
 
 func TestInstrumentStoreObservesLatencyByResult(t *testing.T) {
-	clk := newClock()
+	clk := storetest.NewClock()
 	metrics := ratelimitprom.MustNew(ratelimitprom.WithBuckets(0.001, 0.01))
 	take := func(err error, took time.Duration) {
 		s := metrics.InstrumentStoreWithClock(slowStore{err: err, took: took, clk: clk}, clk.Now)
@@ -69,7 +70,7 @@ ratelimit_store_duration_seconds_count{result="unavailable"} 1
 }
 
 func TestInstrumentStoreThroughALimiter(t *testing.T) {
-	clk := newClock()
+	clk := storetest.NewClock()
 	metrics := ratelimitprom.MustNew()
 	l, err := core.NewLimiter(metrics.InstrumentStore(newMemstore(t, clk)),
 		core.WithLimits(core.PerSecond(1)), core.WithDenyCache(10), core.WithObserver(metrics))
