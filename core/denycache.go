@@ -47,8 +47,9 @@ func newDenyCache(size int) *denyCache {
 // durations shortened by the time passed since it was cached. On a miss
 // after a denial ran out, the first caller gets a probe channel: it asks
 // the store and must call [denyCache.release] with it; later callers wait
-// for that answer (or ctx) and look again.
-func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clockFunc) (res Result, hit bool, probe chan struct{}) {
+// for that answer and look again. A waiter whose ctx is done gets ctx's
+// error: it has no decision.
+func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clockFunc) (res Result, hit bool, probe chan struct{}, err error) {
 	for {
 		c.mu.Lock()
 		e, ok := c.entries[k]
@@ -56,24 +57,24 @@ func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clock
 		switch {
 		case !ok:
 			c.mu.Unlock()
-			return Result{}, false, nil
+			return Result{}, false, nil, nil
 		case t.Before(e.until):
 			c.mu.Unlock()
 			if cost < e.cost {
-				return Result{}, false, nil
+				return Result{}, false, nil, nil
 			}
-			return e.res.aged(t.Sub(e.at)), true, nil
+			return e.res.aged(t.Sub(e.at)), true, nil, nil
 		case e.probe == nil:
 			e.probe = make(chan struct{})
 			c.entries[k] = e
 			c.mu.Unlock()
-			return Result{}, false, e.probe
+			return Result{}, false, e.probe, nil
 		}
 		c.mu.Unlock()
 		select {
 		case <-e.probe:
 		case <-ctx.Done():
-			return Result{}, false, nil
+			return Result{}, false, nil, ctx.Err()
 		}
 	}
 }

@@ -81,6 +81,9 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if c.failure == FailLocal && c.fallback == nil {
 		return nil, errors.New("ratelimit: failure mode FailLocal needs a fallback store: use WithFallback")
 	}
+	if len(c.observers) == 0 {
+		c.observers = []Observer{failureLog()}
+	}
 	l := &Limiter{
 		store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)),
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
@@ -149,12 +152,16 @@ func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (Result,
 // A store that is unavailable (timeout, refused connection, open breaker)
 // is not an error here: the Result is then degraded (Result.Degraded,
 // Result.Err) and admits or denies according to the [FailureMode]. The
-// error is non-nil when no decision could be made: a negative cost, or a
-// store error that means a bug (not [ErrStoreUnavailable]), which must be
-// seen, not silently failed open.
+// error is non-nil when no decision could be made: a negative cost, a ctx
+// that is done (the caller gave up: its error, wrapped, never a degraded
+// admission), or a store error that means a bug (not
+// [ErrStoreUnavailable]), which must be seen, not silently failed open.
 func (l *Limiter) Take(ctx context.Context, req Request) (Result, error) {
 	if req.Cost < 0 {
 		return Result{}, ErrInvalidCost
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, callerGone(err)
 	}
 	p, tierErr := l.plan(ctx, req)
 	res, err := l.take(ctx, req, p)
@@ -171,17 +178,30 @@ func (l *Limiter) Take(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-// take decides req with the deny cache, the breaker and the store.
+// callerGone wraps the error of a caller's context that is done.
+func callerGone(err error) error {
+	return fmt.Errorf("ratelimit: caller gone: %w", err)
+}
+
+// take decides req with the deny cache, the breaker and the store. The
+// deny cache is keyed by the safe identity, as store keys are, so it holds
+// at most [MaxIdentityLen] bytes of any identity. A cost no limit can ever
+// admit bypasses it: the store answers [CostTooHigh], which waiting
+// cannot change.
 func (l *Limiter) take(ctx context.Context, req Request, p *plan) (Result, error) {
-	if l.denied == nil || req.Cost == 0 {
-		return l.takeStore(ctx, req, p)
+	id := SafeIdentity(req.Identity)
+	if l.denied == nil || req.Cost == 0 || req.Cost > p.fits {
+		return l.takeStore(ctx, id, req.Cost, p)
 	}
-	dk := denyKey{identity: req.Identity, tier: p.name}
-	cached, hit, probe := l.denied.lookup(ctx, dk, req.Cost, l.now)
+	dk := denyKey{identity: id, tier: p.name}
+	cached, hit, probe, err := l.denied.lookup(ctx, dk, req.Cost, l.now)
+	if err != nil {
+		return Result{}, callerGone(err)
+	}
 	if hit {
 		return cached, nil
 	}
-	res, err := l.takeStore(ctx, req, p)
+	res, err := l.takeStore(ctx, id, req.Cost, p)
 	if err == nil && !res.Allowed && !res.Degraded {
 		l.denied.put(dk, req.Cost, res, l.now())
 	}
@@ -191,17 +211,23 @@ func (l *Limiter) take(ctx context.Context, req Request, p *plan) (Result, error
 	return res, err
 }
 
-// takeStore decides req with the store, behind the breaker.
-func (l *Limiter) takeStore(ctx context.Context, req Request, p *plan) (Result, error) {
-	keys := p.keys(make([]string, 0, len(p.limits)), l.head, SafeIdentity(req.Identity))
-	ds, err := l.call(ctx, l.store, keys, p.limits, req.Cost)
-	if errors.Is(err, ErrStoreUnavailable) {
-		return l.degraded(ctx, p, keys, req.Cost, err), nil
+// takeStore decides a take of cost by the client id (already safe) with
+// the store, behind the breaker.
+func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan) (Result, error) {
+	keys := p.keys(make([]string, 0, len(p.limits)), l.head, id)
+	ds, err := l.call(ctx, l.store, keys, p.limits, cost)
+	switch {
+	case err == nil:
+		return Result{Decisions: ds, Allowed: allAllowed(ds)}, nil
+	case ctx.Err() != nil:
+		// The caller gave up: whatever the store said (a timeout, a
+		// cancelled read), it says nothing about the store and must not
+		// fail open.
+		return Result{}, callerGone(ctx.Err())
+	case errors.Is(err, ErrStoreUnavailable):
+		return l.degraded(ctx, p, keys, cost, err), nil
 	}
-	if err != nil {
-		return Result{}, fmt.Errorf("ratelimit: store: %w", err)
-	}
-	return Result{Decisions: ds, Allowed: allAllowed(ds)}, nil
+	return Result{}, fmt.Errorf("ratelimit: store: %w", err)
 }
 
 // call runs one store call under the timeout and the breaker of the keys'

@@ -56,6 +56,7 @@ type Middleware struct {
 	onError    ErrorHandler
 	ownDeny    bool // deny set by WithDenyHandler
 	ownError   bool // onError set by WithErrorHandler
+	errLog     *logSampler
 	formats    HeaderFormat
 	now        func() time.Time
 }
@@ -71,7 +72,8 @@ func NewMiddleware(l *Limiter, opts ...MiddlewareOption) (*Middleware, error) {
 		return nil, errors.New("ratelimit: middleware: limiter must not be nil")
 	}
 	m := &Middleware{limiter: l, key: RemoteAddrKey, deny: DefaultDenyHandler,
-		onError: DefaultErrorHandler, formats: HeadersIETF, now: time.Now}
+		errLog: newLogSampler(nil), formats: HeadersIETF, now: time.Now}
+	m.onError = m.defaultError
 	for _, opt := range opts {
 		if err := opt(m); err != nil {
 			return nil, err
@@ -98,12 +100,13 @@ func (o Outcome) Allowed() bool {
 	return o.Err == nil && (o.Skipped || o.Result.Allowed)
 }
 
-// Status returns the status of the response to a stopped request: 500 for
-// an error, else [DenyStatus]; 200 when the request is allowed.
+// Status returns the status of the response to a stopped request:
+// [ErrorStatus] for an error (500; 499 when the client went away), else
+// [DenyStatus]; 200 when the request is allowed.
 func (o Outcome) Status() int {
 	switch {
 	case o.Err != nil:
-		return http.StatusInternalServerError
+		return ErrorStatus(o.Err)
 	case o.Allowed():
 		return http.StatusOK
 	}
@@ -153,6 +156,12 @@ func (m *Middleware) Deny(w http.ResponseWriter, r *http.Request, o Outcome) {
 		return
 	}
 	m.deny(w, r, o.Result)
+}
+
+// defaultError is [DefaultErrorHandler] with m's own log sampler.
+func (m *Middleware) defaultError(w http.ResponseWriter, r *http.Request, err error) {
+	logRequestError(m.errLog, r, err)
+	writeRequestError(w, err)
 }
 
 // Renders reports whether a handler given by the user renders o: the

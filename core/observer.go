@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
-	"sync"
-	"time"
 )
 
 // An Observer hears about every decision and breaker change of a
@@ -33,21 +31,21 @@ type Observer interface {
 // A SlogObserver is safe for concurrent use. The zero value is not usable;
 // make one with [NewSlogObserver].
 type SlogObserver struct {
-	log   *slog.Logger
-	every time.Duration
-	burst float64
-	now   func() time.Time
-
-	mu         sync.Mutex
-	tokens     float64
-	last       time.Time
-	suppressed int
+	log        *logSampler
+	violations bool // false: store failures and breaker changes only
 }
 
 // NewSlogObserver returns an observer logging to logger with the default
 // sampling (10 lines at once, then 10 per second).
 func NewSlogObserver(logger *slog.Logger) *SlogObserver {
-	return &SlogObserver{log: logger, every: 100 * time.Millisecond, burst: 10, tokens: 10, now: time.Now}
+	return &SlogObserver{log: newLogSampler(logger), violations: true}
+}
+
+// failureLog is the observer of a [Limiter] built with no observer: store
+// failures and breaker changes on slog's default logger, sampled, so a
+// store failing every take open is never silent.
+func failureLog() *SlogObserver {
+	return &SlogObserver{log: newLogSampler(nil)}
 }
 
 // Decided logs a denied (or shadow-denied) request at Warn and a degraded
@@ -55,12 +53,12 @@ func NewSlogObserver(logger *slog.Logger) *SlogObserver {
 func (o *SlogObserver) Decided(ctx context.Context, req Request, res Result) {
 	switch {
 	case res.Degraded:
-		o.emit(ctx, slog.LevelError, "ratelimit: store unavailable, degraded decision",
+		o.log.emit(ctx, slog.LevelError, "ratelimit: store unavailable, degraded decision",
 			slog.String("client", HashIdentity(req.Identity)), slog.String("tier", res.Tier),
-			slog.Bool("allowed", res.Allowed), slog.Any("error", res.Err))
-	case !res.Allowed || res.Shadowed:
+			slog.Bool("allowed", res.Allowed), slog.String("error", truncated(errorText(res.Err))))
+	case o.violations && (!res.Allowed || res.Shadowed):
 		b := res.Binding()
-		o.emit(ctx, slog.LevelWarn, "ratelimit: limit exceeded",
+		o.log.emit(ctx, slog.LevelWarn, "ratelimit: limit exceeded",
 			slog.String("client", HashIdentity(req.Identity)), slog.String("tier", res.Tier),
 			slog.String("limit", b.Limit.Name), slog.String("reason", b.Reason.String()),
 			slog.Duration("retry_after", b.RetryAfter), slog.Bool("shadow", res.Shadowed))
@@ -69,40 +67,15 @@ func (o *SlogObserver) Decided(ctx context.Context, req Request, res Result) {
 
 // BreakerChanged logs the change at Warn.
 func (o *SlogObserver) BreakerChanged(from, to BreakerState) {
-	o.emit(context.Background(), slog.LevelWarn, "ratelimit: circuit breaker "+to.String(),
+	o.log.emit(context.Background(), slog.LevelWarn, "ratelimit: circuit breaker "+to.String(),
 		slog.String("from", from.String()), slog.String("to", to.String()))
 }
 
-func (o *SlogObserver) emit(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
-	if !o.log.Enabled(ctx, level) {
-		return
+func errorText(err error) string {
+	if err == nil {
+		return ""
 	}
-	suppressed, ok := o.take()
-	if !ok {
-		return
-	}
-	if suppressed > 0 {
-		attrs = append(attrs, slog.Int("suppressed", suppressed))
-	}
-	o.log.LogAttrs(ctx, level, msg, attrs...)
-}
-
-// take spends one log line from the observer's own token bucket.
-func (o *SlogObserver) take() (suppressed int, ok bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	now := o.now()
-	if !o.last.IsZero() {
-		o.tokens = min(o.burst, o.tokens+float64(now.Sub(o.last))/float64(o.every))
-	}
-	o.last = now
-	if o.tokens < 1 {
-		o.suppressed++
-		return 0, false
-	}
-	o.tokens--
-	suppressed, o.suppressed = o.suppressed, 0
-	return suppressed, true
+	return err.Error()
 }
 
 // HashIdentity returns a short, stable, non-reversible name for an

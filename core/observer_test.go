@@ -16,7 +16,7 @@ func TestSlogObserverLogsViolationsSampledAndWithoutIdentities(t *testing.T) {
 	var buf bytes.Buffer
 	clock := newManualClock()
 	o := NewSlogObserver(slog.New(slog.NewTextHandler(&buf, nil)))
-	o.now = clock.Now
+	o.log.now = clock.Now
 	denied := Result{Tier: "free", Decisions: []Decision{{Limit: PerSecond(1).WithName("s"), Reason: Exhausted, RetryAfter: time.Second}}}
 	req := Request{Identity: "203.0.113.7", Cost: 1}
 

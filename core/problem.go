@@ -1,7 +1,9 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -106,12 +108,57 @@ func DefaultDenyHandler(w http.ResponseWriter, _ *http.Request, res Result) {
 }
 
 // DefaultErrorHandler is the [ErrorHandler] of a [Middleware] without
-// [WithErrorHandler], modelled on httputil.ReverseProxy's: it logs err with
-// the request's method and path on slog's default logger at level Error and
-// answers 500 with an about:blank problem that holds no error text.
+// [WithErrorHandler], modelled on httputil.ReverseProxy's: it answers with
+// [ErrorStatus](err) and an about:blank problem that holds no error text,
+// and logs err with the request's method and path (both cut to 256 bytes:
+// they are the client's) on slog's default logger, at level Error, or
+// Debug when the client went away. A Middleware samples these lines (10 at
+// once, then 10 per second, the rest counted in "suppressed"), so no client
+// can flood the log; called directly, every call logs.
 func DefaultErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	slog.ErrorContext(r.Context(), "ratelimit: request not limited", "method", r.Method, "path", r.URL.Path, "error", err)
-	Problem{Type: "about:blank", Title: http.StatusText(http.StatusInternalServerError), Status: http.StatusInternalServerError}.Write(w)
+	logRequestError(newLogSampler(nil), r, err)
+	writeRequestError(w, err)
+}
+
+// logRequestError logs err, an error of a request that could not be
+// limited, through s.
+func logRequestError(s *logSampler, r *http.Request, err error) {
+	level := slog.LevelError
+	if ErrorStatus(err) == StatusClientClosedRequest {
+		level = slog.LevelDebug
+	}
+	s.emit(r.Context(), level, "ratelimit: request not limited",
+		slog.String("method", truncated(r.Method)), slog.String("path", truncated(r.URL.Path)),
+		slog.String("error", truncated(errorText(err))))
+}
+
+func writeRequestError(w http.ResponseWriter, err error) {
+	status := ErrorStatus(err)
+	if status == StatusClientClosedRequest {
+		w.WriteHeader(status) // nobody reads a body
+		return
+	}
+	Problem{Type: "about:blank", Title: http.StatusText(status), Status: status}.Write(w)
+}
+
+// StatusClientClosedRequest (499, nginx's convention) is the status of a
+// request whose client went away before it could be limited: a 4xx, so a
+// client hanging up cannot raise a server's 5xx rate.
+const StatusClientClosedRequest = 499
+
+// ErrorStatus returns the status of the response to a request that could
+// not be limited because of err: [StatusClientClosedRequest] when the
+// request's context was cancelled (the client went away), 503 Service
+// Unavailable when its deadline passed first (the server's own budget for
+// the request ran out), else 500 Internal Server Error.
+func ErrorStatus(err error) int {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return StatusClientClosedRequest
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }
 
 // violated returns the names of the limits that denied res.

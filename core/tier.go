@@ -47,6 +47,7 @@ type plan struct {
 	limits   []Limit
 	local    []Limit  // limits divided among the nodes, for FailLocal
 	suffixes []string // "}:" + limit name + ":" + algorithm tag
+	fits     int64    // the largest cost every limit can ever admit
 }
 
 // newPlan validates t. nodes > 0 also prepares the local fallback limits.
@@ -72,6 +73,9 @@ func newPlan(t Tier, nodes int) (*plan, error) {
 		}
 		seen[l.Name] = true
 		p.limits = append(p.limits, l)
+		if c := l.Capacity(); len(p.limits) == 1 || c < p.fits {
+			p.fits = c
+		}
 		p.suffixes = append(p.suffixes, "}:"+l.Name+":"+l.Algorithm.Tag())
 		if nodes > 0 {
 			p.local = append(p.local, l.share(int64(nodes)))

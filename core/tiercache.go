@@ -8,8 +8,11 @@ import (
 
 // tierCache remembers a [TierResolver]'s answers for ttl, in at most size
 // entries. When full, it drops expired entries, then arbitrary ones (Go's
-// map order), so a client rotating identities cannot grow it. Errors are
-// not cached: the next request asks the resolver again.
+// map order), so a client rotating identities cannot grow it. Entries are
+// keyed by the safe identity ([SafeIdentity]), as store keys are, so an
+// entry holds at most [MaxIdentityLen] bytes of a client's identity however
+// long it is. Errors are not cached: the next request asks the resolver
+// again.
 type tierCache struct {
 	resolve TierResolver
 	ttl     time.Duration
@@ -31,9 +34,9 @@ func newTierCache(resolve TierResolver, ttl time.Duration, size int, now clockFu
 
 // tier returns the cached tier of identity, asking the resolver on a miss.
 func (c *tierCache) tier(ctx context.Context, identity string) (string, error) {
-	now := c.now()
+	now, key := c.now(), SafeIdentity(identity)
 	c.mu.Lock()
-	e, ok := c.entries[identity]
+	e, ok := c.entries[key]
 	c.mu.Unlock()
 	if ok && now.Before(e.expires) {
 		return e.tier, nil
@@ -42,17 +45,17 @@ func (c *tierCache) tier(ctx context.Context, identity string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c.store(identity, tierEntry{tier: tier, expires: now.Add(c.ttl)}, now)
+	c.store(key, tierEntry{tier: tier, expires: now.Add(c.ttl)}, now)
 	return tier, nil
 }
 
-func (c *tierCache) store(identity string, e tierEntry, now time.Time) {
+func (c *tierCache) store(key string, e tierEntry, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[identity]; !ok && len(c.entries) >= c.size {
+	if _, ok := c.entries[key]; !ok && len(c.entries) >= c.size {
 		c.evict(now)
 	}
-	c.entries[identity] = e
+	c.entries[key] = e
 }
 
 func (c *tierCache) evict(now time.Time) {

@@ -1,0 +1,104 @@
+package core_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// countingObserver counts the decisions it hears about.
+type countingObserver struct{ decided, degraded atomic.Int64 }
+
+func (o *countingObserver) Decided(_ context.Context, _ core.Request, res core.Result) {
+	o.decided.Add(1)
+	if res.Degraded {
+		o.degraded.Add(1)
+	}
+}
+
+func (*countingObserver) BreakerChanged(_, _ core.BreakerState) {}
+
+// A client that is denied, then sends and hangs up at once, must not get
+// the handler run: a done context is the caller's error, not a store
+// outage to fail open on, and it is neither counted as degraded nor
+// allowed to trip the breaker.
+func TestCallerGoneIsNotAStoreFailure(t *testing.T) {
+	obs := &countingObserver{}
+	l := newTestLimiter(t, core.WithLimits(core.PerMinute(5).WithName("m")),
+		core.WithBreaker(core.BreakerConfig{}), core.WithObserver(obs))
+	ctx := context.Background()
+	for range 5 {
+		res, err := l.Allow(ctx, "client")
+		require.NoError(t, err)
+		require.True(t, res.Allowed)
+	}
+
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	for range 300 {
+		res, err := l.Allow(gone, "client")
+		require.ErrorIs(t, err, context.Canceled)
+		assert.False(t, res.Allowed, "a caller that gave up gets no admission")
+	}
+	assert.Equal(t, int64(5), obs.decided.Load(), "no decision was made for the callers that gave up")
+	assert.Zero(t, obs.degraded.Load(), "a hang-up is not a store failure")
+	assert.Equal(t, core.BreakerClosed, l.BreakerState())
+
+	res, err := l.Allow(ctx, "client")
+	require.NoError(t, err)
+	assert.False(t, res.Allowed, "still exhausted")
+	assert.False(t, res.Degraded)
+}
+
+// Through the middleware, with a middleware in front that sees the client
+// hang up: the handler never runs and the answer is a 4xx, so hang-ups do
+// not raise the server's 5xx rate.
+func TestMiddlewareDoesNotServeAClientThatHungUp(t *testing.T) {
+	l := newTestLimiter(t, core.WithLimits(core.PerMinute(5)))
+	mw, err := core.NewMiddleware(l, core.WithKeyFunc(func(*http.Request) (string, error) { return "client", nil }))
+	require.NoError(t, err)
+	var served atomic.Int64
+	limited := mw.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }),
+		func(*http.Request) string { return "/" })
+	hangUp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		cancel()
+		limited.ServeHTTP(w, r.WithContext(ctx))
+	})
+
+	for range 5 {
+		limited.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	}
+	require.Equal(t, int64(5), served.Load())
+	for range 300 {
+		w := httptest.NewRecorder()
+		hangUp.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+		assert.Equal(t, core.StatusClientClosedRequest, w.Code)
+	}
+	assert.Equal(t, int64(5), served.Load(), "the handler ran for a client that hung up")
+}
+
+func TestErrorStatus(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"client went away", context.Canceled, core.StatusClientClosedRequest},
+		{"request deadline passed", context.DeadlineExceeded, http.StatusServiceUnavailable},
+		{"key function failed", assert.AnError, http.StatusInternalServerError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, core.ErrorStatus(tt.err))
+			assert.Equal(t, tt.want, core.Outcome{Err: tt.err}.Status())
+		})
+	}
+}

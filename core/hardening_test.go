@@ -1,0 +1,204 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gateStore denies its first call (RetryAfter 100 ms), then blocks every
+// later call until gate is closed or the call's context is done.
+type gateStore struct {
+	recordingStore
+	gate    chan struct{}
+	entered chan struct{}
+}
+
+func (s *gateStore) Take(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error) {
+	s.mu.Lock()
+	first := len(s.calls) == 0
+	s.mu.Unlock()
+	if !first {
+		s.entered <- struct{}{}
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+			return dst, ctx.Err()
+		}
+	}
+	return s.recordingStore.Take(ctx, dst, keys, limits, cost)
+}
+
+// A request waiting for the deny cache's probe whose client goes away gets
+// its context's error: before, it went on to the store with a done context
+// and failed open.
+func TestDenyCacheWaiterWhoseCallerIsGone(t *testing.T) {
+	clock := newManualClock()
+	store := &gateStore{recordingStore: recordingStore{deny: map[string]bool{"s": true}},
+		gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	l := MustNewLimiter(store, WithLimits(PerSecond(10).WithName("s")), WithDenyCache(10), WithClock(clock.Now))
+	ctx := context.Background()
+	res, err := l.Allow(ctx, "a")
+	require.NoError(t, err)
+	require.False(t, res.Allowed)
+
+	clock.Advance(time.Second) // the denial ran out: the next request probes
+	probeDone := make(chan error, 1)
+	go func() {
+		_, err := l.Allow(ctx, "a")
+		probeDone <- err
+	}()
+	<-store.entered // the probe is in the store
+
+	gone, cancel := context.WithCancel(ctx)
+	waiterDone := make(chan struct{})
+	var waiter Result
+	var waiterErr error
+	go func() {
+		waiter, waiterErr = l.Allow(gone, "a")
+		close(waiterDone)
+	}()
+	cancel()
+	<-waiterDone
+	assert.ErrorIs(t, waiterErr, context.Canceled)
+	assert.False(t, waiter.Allowed, "a waiter that gave up was admitted")
+
+	close(store.gate)
+	require.NoError(t, <-probeDone)
+}
+
+// A request that can never fit gets CostTooHigh (413) even while a denial
+// of the same client is cached: the cached 429 would invite retries that
+// can never succeed.
+func TestDenyCacheDoesNotAnswerACostThatCanNeverFit(t *testing.T) {
+	clock := newManualClock()
+	store := &recordingStore{deny: map[string]bool{"s": true}}
+	l := MustNewLimiter(&capacityStore{store}, WithLimits(PerSecond(5).WithName("s")), WithDenyCache(10), WithClock(clock.Now))
+	ctx := context.Background()
+	res, err := l.Allow(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, Exhausted, res.Binding().Reason)
+
+	res, err = l.AllowN(ctx, "a", 6)
+	require.NoError(t, err)
+	assert.Equal(t, CostTooHigh, res.Binding().Reason)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, DenyStatus(res))
+
+	res, err = l.AllowN(ctx, "a", 5)
+	require.NoError(t, err)
+	assert.Equal(t, Exhausted, res.Binding().Reason, "a cost that fits the capacity is still served from the cache")
+	assert.Len(t, store.calls, 2)
+}
+
+// capacityStore answers CostTooHigh for a cost above a limit's capacity,
+// as every real store does, and asks next otherwise.
+type capacityStore struct{ next *recordingStore }
+
+func (s *capacityStore) Take(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error) {
+	ds, err := s.next.Take(ctx, dst, keys, limits, cost)
+	for i := range ds {
+		if cost > ds[i].Limit.Capacity() {
+			ds[i] = Decision{Limit: ds[i].Limit, Reason: CostTooHigh}
+		}
+	}
+	return ds, err
+}
+
+// The tier cache and the deny cache hold at most MaxIdentityLen bytes of an
+// identity, however long the identities a client sends.
+func TestCachesHoldBoundedIdentities(t *testing.T) {
+	huge := strings.Repeat("x", 600<<10)
+	store := &recordingStore{deny: map[string]bool{"s": true}}
+	l := MustNewLimiter(store, WithTier("free", PerSecond(1).WithName("s")), WithDenyCache(100),
+		WithTierResolver(func(context.Context, string) (string, error) { return "free", nil }, time.Minute, 100))
+	for i := range 50 {
+		res, err := l.Allow(context.Background(), fmt.Sprint(huge, i))
+		require.NoError(t, err)
+		require.False(t, res.Allowed)
+	}
+	require.Equal(t, 50, l.tiers.len())
+	for k := range l.tiers.entries {
+		assert.LessOrEqual(t, len(k), MaxIdentityLen, "tier cache key")
+	}
+	l.denied.mu.Lock()
+	defer l.denied.mu.Unlock()
+	require.Len(t, l.denied.entries, 50)
+	for k := range l.denied.entries {
+		assert.LessOrEqual(t, len(k.identity), MaxIdentityLen, "deny cache key")
+	}
+}
+
+// captureDefaultLog sends slog's default logger to a buffer for the test.
+func captureDefaultLog(t *testing.T) *bytes.Buffer {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return &buf
+}
+
+func logLines(buf *bytes.Buffer) []string {
+	s := strings.TrimSpace(buf.String())
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// A key function that fails for every request (a client's malformed body)
+// must not let that client flood the log: the Middleware's default error
+// handler samples its lines and cuts what the client controls.
+func TestDefaultErrorLogIsSampledAndTruncated(t *testing.T) {
+	buf := captureDefaultLog(t)
+	l := MustNewLimiter(&recordingStore{}, WithLimits(PerSecond(1)))
+	m, err := NewMiddleware(l, WithKeyFunc(func(r *http.Request) (string, error) {
+		return "", fmt.Errorf("no account in %q", r.URL.Path)
+	}))
+	require.NoError(t, err)
+	m.errLog.now = newManualClock().Now // no refill during the test
+	path := "/" + strings.Repeat("a", 64<<10)
+
+	for range 100 {
+		w := httptest.NewRecorder()
+		m.Handler(http.NotFoundHandler(), func(*http.Request) string { return "/" }).
+			ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		require.Equal(t, http.StatusInternalServerError, w.Code)
+	}
+	lines := logLines(buf)
+	assert.Len(t, lines, logBurst, "lines beyond the sampler's burst")
+	for _, line := range lines {
+		assert.Less(t, len(line), 2*1024, "a log line carries the client's 64 KB path")
+	}
+}
+
+// With no observer, a store failing every take open is logged (sampled),
+// never silent.
+func TestStoreFailuresAreLoggedWithoutAnObserver(t *testing.T) {
+	buf := captureDefaultLog(t)
+	l := MustNewLimiter(&recordingStore{err: errDown}, WithLimits(PerSecond(1)))
+	for range 100 {
+		res, err := l.Allow(context.Background(), "a")
+		require.NoError(t, err)
+		require.True(t, res.Degraded)
+	}
+	lines := logLines(buf)
+	require.NotEmpty(t, lines, "a store failing open logged nothing")
+	assert.LessOrEqual(t, len(lines), logBurst+1, "sampled")
+	assert.Contains(t, lines[0], "store unavailable")
+	assert.Contains(t, lines[0], "level=ERROR")
+
+	buf.Reset()
+	denied := MustNewLimiter(&recordingStore{deny: map[string]bool{"s": true}}, WithLimits(PerSecond(1).WithName("s")))
+	_, err := denied.Allow(context.Background(), "a")
+	require.NoError(t, err)
+	assert.Empty(t, buf.String(), "the default log is for failures, not violations")
+}
