@@ -39,7 +39,7 @@ type Limiter struct {
 	failure   FailureMode
 	timeout   time.Duration
 	breakers  *breakers  // nil without WithBreaker
-	denied    *denyCache // nil without WithDenyCache
+	denied    *denyCache // nil with WithDenyCache(0)
 	fallback  Store
 	observers []Observer
 	shadow    bool
@@ -72,7 +72,7 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: store must not be nil")
 	}
-	c := config{prefix: DefaultPrefix, now: time.Now, timeout: DefaultTimeout}
+	c := config{prefix: DefaultPrefix, now: time.Now, timeout: DefaultTimeout, denyCache: DefaultDenyCacheSize}
 	for _, opt := range opts {
 		if err := opt(&c); err != nil {
 			return nil, err

@@ -52,6 +52,10 @@ const (
 	// DefaultTimeout bounds every store call: a rate limiter must not make
 	// a slow cache the API's latency.
 	DefaultTimeout = 50 * time.Millisecond
+	// DefaultDenyCacheSize is how many denied clients a limiter remembers
+	// by default ([WithDenyCache]): an entry is about 300 bytes plus the
+	// Result's decisions, so 10,000 blocked clients cost a few MiB.
+	DefaultDenyCacheSize = 10_000
 )
 
 // WithLimits sets the limits of the tier named "default", the tier every
@@ -177,14 +181,21 @@ func WithBreaker(cfg BreakerConfig) Option {
 	}
 }
 
-// WithDenyCache keeps denied clients denied locally until their RetryAfter,
-// with no store call, in at most size entries. A denied take changes no
-// state, so this is exact for this node; under a flood from one blocked
-// client the store sees at most one call per RetryAfter per node.
+// WithDenyCache sizes the deny cache, on by default with
+// [DefaultDenyCacheSize] entries; size 0 turns it off. The deny cache keeps
+// denied clients denied locally until their RetryAfter, with no store call.
+// A denied take changes no state, so this is exact for this node; under a
+// flood from one blocked client the store sees at most one call per
+// RetryAfter per node.
+//
+// A denial held by a node outlives what resets it elsewhere: after
+// `ratelimit reset`, a tier change or a raised limit, a client this node
+// denied stays denied here until that denial's RetryAfter (at most the
+// longest wait of its limits), then asks the store again.
 func WithDenyCache(size int) Option {
 	return func(c *config) error {
-		if size <= 0 {
-			return fmt.Errorf("ratelimit: deny cache size must be positive, got %d", size)
+		if size < 0 {
+			return fmt.Errorf("ratelimit: deny cache size must not be negative, got %d", size)
 		}
 		c.denyCache = size
 		return nil

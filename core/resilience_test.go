@@ -324,3 +324,28 @@ func TestFallbackDenialsAreReportedLikeStoreDenials(t *testing.T) {
 	assert.False(t, res.Fallback)
 	assert.Equal(t, 503, DenyStatus(res), "made-up decisions: the limiter cannot tell")
 }
+
+func TestDenyCacheIsOnByDefault(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       []Option
+		storeCalls int
+	}{
+		{"default", nil, 1},
+		{"WithDenyCache(0)", []Option{WithDenyCache(0)}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &recordingStore{deny: map[string]bool{"s": true}}
+			l := MustNewLimiter(store, append([]Option{WithLimits(PerSecond(1).WithName("s"))}, tt.opts...)...)
+			for range 3 {
+				res, err := l.Allow(context.Background(), "a")
+				require.NoError(t, err)
+				require.False(t, res.Allowed)
+			}
+			assert.Len(t, store.calls, tt.storeCalls)
+		})
+	}
+	_, err := NewLimiter(&recordingStore{}, WithLimits(PerSecond(1)), WithDenyCache(-1))
+	assert.ErrorContains(t, err, "deny cache size")
+}
