@@ -77,6 +77,8 @@ type Result struct {
 	// Err is the store error behind a degraded Result. It is for logs and
 	// metrics; never show its text to a client.
 	Err error
+
+	policy []string // the tier's RateLimit-Policy field, set by the Limiter
 }
 
 // Binding returns the decision that binds: among denying limits the one

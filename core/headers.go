@@ -48,6 +48,19 @@ const (
 	HeaderRetryAfter          = "Retry-After"
 )
 
+// The same names in canonical form (net/http's), so setting a field does
+// not convert the name on every response.
+const (
+	canonRateLimitPolicy     = "Ratelimit-Policy"
+	canonRateLimit           = "Ratelimit"
+	canonRateLimitLimit      = "Ratelimit-Limit"
+	canonRateLimitRemaining  = "Ratelimit-Remaining"
+	canonRateLimitReset      = "Ratelimit-Reset"
+	canonXRateLimitLimit     = "X-Ratelimit-Limit"
+	canonXRateLimitRemaining = "X-Ratelimit-Remaining"
+	canonXRateLimitReset     = "X-Ratelimit-Reset"
+)
+
 // String returns the formats joined by "|", e.g. "ietf|x-ratelimit", or "off".
 func (f HeaderFormat) String() string {
 	if f == HeadersOff {
@@ -82,29 +95,50 @@ func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
 		return
 	}
 	if f&HeadersIETF != 0 {
-		h.Set(HeaderRateLimitPolicy, formatPolicy(res.Decisions))
+		setPolicy(h, res)
 	}
 	b := res.Binding()
 	if retry, ok := retryAfter(res, b); ok {
-		h.Set(HeaderRetryAfter, strconv.FormatInt(retry, 10))
+		h.Set(HeaderRetryAfter, strconv.FormatInt(retry, 10)) // canonical already
 	}
 	if unknownQuota(res) {
 		return
 	}
 	reset := resetDelay(b)
 	if f&HeadersIETF != 0 {
-		h.Set(HeaderRateLimit, formatRateLimit(b, reset))
+		h.Set(canonRateLimit, formatRateLimit(b, reset))
 	}
 	if f&HeadersLegacy != 0 {
-		h.Set(HeaderRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
-		h.Set(HeaderRateLimitRemaining, strconv.FormatInt(b.Remaining, 10))
-		h.Set(HeaderRateLimitReset, strconv.FormatInt(ceilSeconds(reset), 10))
+		h.Set(canonRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
+		h.Set(canonRateLimitRemaining, strconv.FormatInt(b.Remaining, 10))
+		h.Set(canonRateLimitReset, strconv.FormatInt(ceilSeconds(reset), 10))
 	}
 	if f&HeadersXRateLimit != 0 {
-		h.Set(HeaderXRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
-		h.Set(HeaderXRateLimitRemaining, strconv.FormatInt(b.Remaining, 10))
-		h.Set(HeaderXRateLimitReset, strconv.FormatInt(epochCeil(now.Add(reset)), 10))
+		h.Set(canonXRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
+		h.Set(canonXRateLimitRemaining, strconv.FormatInt(b.Remaining, 10))
+		h.Set(canonXRateLimitReset, strconv.FormatInt(epochCeil(now.Add(reset)), 10))
 	}
+}
+
+// setPolicy sets RateLimit-Policy. A Result of a [Limiter] carries its
+// tier's value, formatted once when the limiter was built; the slice is
+// shared by every response, with no room to append into.
+func setPolicy(h http.Header, res Result) {
+	if res.policy != nil {
+		h[canonRateLimitPolicy] = res.policy
+		return
+	}
+	h.Set(canonRateLimitPolicy, formatPolicy(res.Decisions))
+}
+
+// policyField returns the RateLimit-Policy value of limits as a header
+// value slice of length and capacity 1.
+func policyField(limits []Limit) []string {
+	ds := make([]Decision, len(limits))
+	for i, l := range limits {
+		ds[i].Limit = l
+	}
+	return []string{formatPolicy(ds)}
 }
 
 // retryAfter returns the Retry-After seconds of a denial that waiting

@@ -43,6 +43,7 @@ type Limiter struct {
 	fallback  Store
 	observers []Observer
 	shadow    bool
+	local     bool // the store is NonBlocking
 	now       clockFunc
 }
 
@@ -89,6 +90,7 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
 		shadow: c.shadow, now: c.now,
 	}
+	_, l.local = store.(NonBlocking)
 	if err := l.addPlans(c); err != nil {
 		return nil, err
 	}
@@ -168,7 +170,7 @@ func (l *Limiter) Take(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res.Tier, res.TierErr = p.name, tierErr
+	res.Tier, res.TierErr, res.policy = p.name, tierErr, p.policyOf(res)
 	if l.shadow && !res.Allowed && !res.Degraded {
 		res.Allowed, res.Shadowed = true, true
 	}
@@ -212,9 +214,20 @@ func (l *Limiter) take(ctx context.Context, req Request, p *plan) (Result, error
 }
 
 // takeStore decides a take of cost by the client id (already safe) with
-// the store, behind the breaker.
+// the store, behind the breaker. Keys for a [NonBlocking] store come from a
+// pooled buffer: they live only for the call, and cost no allocation.
 func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan) (Result, error) {
-	keys := p.keys(make([]string, 0, len(p.limits)), l.head, id)
+	if !l.local {
+		return l.decide(ctx, p.keys(make([]string, 0, len(p.limits)), l.head, id), cost, p)
+	}
+	sc := keyScratches.Get().(*keyScratch)
+	res, err := l.decide(ctx, sc.build(p, l.head, id), cost, p)
+	keyScratches.Put(sc)
+	return res, err
+}
+
+// decide takes keys with the store and turns its answer into a Result.
+func (l *Limiter) decide(ctx context.Context, keys []string, cost int64, p *plan) (Result, error) {
 	ds, err := l.call(ctx, l.store, keys, p.limits, cost)
 	switch {
 	case err == nil:
@@ -303,7 +316,7 @@ func (l *Limiter) plan(ctx context.Context, req Request) (*plan, error) {
 func (l *Limiter) degraded(ctx context.Context, p *plan, keys []string, cost int64, cause error) Result {
 	res := Result{Degraded: true, Err: cause}
 	if l.failure == FailLocal {
-		ds, err := l.fallback.Take(ctx, make([]Decision, 0, len(p.local)), keys, p.local, cost)
+		ds, err := l.fallback.Take(ctx, make([]Decision, 0, len(p.shares)), keys, p.shares, cost)
 		if err == nil {
 			res.Decisions, res.Allowed, res.Fallback = ds, allAllowed(ds), true
 			return res

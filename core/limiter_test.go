@@ -32,7 +32,7 @@ type recordedCall struct {
 func (s *recordingStore) Take(_ context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = append(s.calls, recordedCall{keys: append([]string(nil), keys...), limits: limits, cost: cost})
+	s.calls = append(s.calls, recordedCall{keys: cloneKeys(keys), limits: limits, cost: cost})
 	if s.err != nil {
 		return dst, s.err
 	}
@@ -270,4 +270,14 @@ func TestLimiterHashesHostileIdentitiesIntoTheHashTag(t *testing.T) {
 	assert.Equal(t, "rl:{"+SafeIdentity("evil}{slot}\x00")+"}:s:g", key)
 	assert.Equal(t, 1, strings.Count(key, "{"))
 	assert.Equal(t, 1, strings.Count(key, "}"))
+}
+
+// cloneKeys copies keys, bytes included: the keys a NonBlocking store gets
+// live only for the call.
+func cloneKeys(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = strings.Clone(k)
+	}
+	return out
 }

@@ -20,7 +20,11 @@ type Store interface {
 
 // NonBlocking is implemented by stores whose Take never waits on I/O, such
 // as core/memstore. A [Limiter] gives their calls no deadline of its own
-// ([WithTimeout]), which saves a timer per decision.
+// ([WithTimeout]), which saves a timer per decision, and passes them keys
+// built in a reused buffer, which saves their allocation: the keys of a
+// call to a NonBlocking store are valid only until Take returns, so a
+// store that keeps a key (a new entry of a map) must copy it
+// (strings.Clone).
 type NonBlocking interface {
 	Store
 	// NonBlocking marks the store; it does nothing.

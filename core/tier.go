@@ -45,9 +45,11 @@ const maxLimitsPerTier = 16
 type plan struct {
 	name     string
 	limits   []Limit
-	local    []Limit  // limits divided among the nodes, for FailLocal
+	shares   []Limit  // limits divided among the nodes, for FailLocal
 	suffixes []string // "}:" + limit name + ":" + algorithm tag
 	fits     int64    // the largest cost every limit can ever admit
+	policy   []string // the RateLimit-Policy field of limits
+	local    []string // and of the fallback's limits
 }
 
 // newPlan validates t. nodes > 0 also prepares the local fallback limits.
@@ -78,10 +80,19 @@ func newPlan(t Tier, nodes int) (*plan, error) {
 		}
 		p.suffixes = append(p.suffixes, "}:"+l.Name+":"+l.Algorithm.Tag())
 		if nodes > 0 {
-			p.local = append(p.local, l.share(int64(nodes)))
+			p.shares = append(p.shares, l.share(int64(nodes)))
 		}
 	}
+	p.policy, p.local = policyField(p.limits), policyField(p.shares)
 	return p, nil
+}
+
+// policyOf returns the RateLimit-Policy field of a Result of p.
+func (p *plan) policyOf(res Result) []string {
+	if res.Fallback {
+		return p.local
+	}
+	return p.policy
 }
 
 // keys appends the store keys of the client id (already safe) to dst.

@@ -43,7 +43,7 @@ func (sh *shard) insert(key string, now int64, held []slot) *entry {
 		sh.makeRoom(now, held)
 	}
 	e := &entry{}
-	sh.entries[key] = e
+	sh.entries[strings.Clone(key)] = e // a NonBlocking store's keys live only for the call
 	return e
 }
 

@@ -1,0 +1,37 @@
+package core
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The RateLimit-Policy value a limiter formats once per tier is the one
+// SetHeaders would format from the Result's decisions, for the store's
+// decisions and for the fallback's (whose limits are shares of the tier's).
+func TestPrecomputedPolicyMatchesTheDecisions(t *testing.T) {
+	limits := []Limit{PerSecond(10).WithName("s"), PerDay(10_000).WithName("d")}
+	tests := []struct {
+		name    string
+		store   Store
+		options []Option
+	}{
+		{"store decisions", &recordingStore{}, nil},
+		{"fallback decisions", &recordingStore{err: errDown}, []Option{WithFallback(&recordingStore{}, 3)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := MustNewLimiter(tt.store, append([]Option{WithLimits(limits...)}, tt.options...)...)
+			res, err := l.Allow(context.Background(), "a")
+			require.NoError(t, err)
+			require.NotNil(t, res.policy)
+			h := make(http.Header)
+			SetHeaders(h, res, HeadersIETF, time.Now())
+			assert.Equal(t, formatPolicy(res.Decisions), h.Get(HeaderRateLimitPolicy))
+		})
+	}
+}
