@@ -53,11 +53,12 @@ func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clock
 	for {
 		c.mu.Lock()
 		e, ok := c.entries[k]
-		t := now()
-		switch {
-		case !ok:
+		if !ok { // the common case: no clock read
 			c.mu.Unlock()
 			return Result{}, false, nil, nil
+		}
+		t := now()
+		switch {
 		case t.Before(e.until):
 			c.mu.Unlock()
 			if cost < e.cost {
