@@ -3,26 +3,32 @@ package keyfunc
 import (
 	"net/http"
 	"net/netip"
+	"slices"
+	"strings"
 )
 
-// Limits on the proxy headers a [Func] reads. A header over either limit is
-// treated like garbage: the client is keyed by the peer address. Real chains
-// are a handful of hops; the limits bound the work an attacker can cause.
+// Limits on the proxy headers a [Func] reads. A list header (X-Forwarded-For,
+// Forwarded) is read from its right end, where the nearest proxy wrote, and
+// only as far as either limit: what a client pads on the left is never
+// reached, so padding buys it nothing. Real chains are a handful of hops;
+// the limits bound the work an attacker can cause.
 const (
 	// MaxHeaderBytes is the most bytes read from one proxy header, all its
-	// lines together.
+	// lines together, counted from its right end.
 	MaxHeaderBytes = 4096
-	// MaxHops is the most entries (addresses, or RFC 7239 elements) in one
-	// proxy header, all its lines together.
+	// MaxHops is the most entries (addresses, or RFC 7239 elements) read
+	// from one proxy header, all its lines together, counted from its right
+	// end.
 	MaxHops = 32
 )
 
 // walkTrusted walks hops right to left, nearest proxy first, and returns
 // the first address that is not trusted: the client as seen by the
 // outermost trusted proxy. If every hop is trusted, the client is the
-// furthest one. ok is false when the walk meets an unusable entry before an
-// untrusted address, or when there are no hops.
-func walkTrusted(hops []netip.Addr, ts trustSet) (netip.Addr, bool) {
+// furthest one, unless cut says that entries left of hops were not read.
+// ok is false when the walk meets an unusable entry before an untrusted
+// address, when it runs out of hops that were read, or when there are none.
+func walkTrusted(hops []netip.Addr, cut bool, ts trustSet) (netip.Addr, bool) {
 	for i := len(hops) - 1; i >= 0; i-- {
 		a := hops[i]
 		if !a.IsValid() {
@@ -32,19 +38,80 @@ func walkTrusted(hops []netip.Addr, ts trustSet) (netip.Addr, bool) {
 			return a, true
 		}
 	}
-	if len(hops) == 0 {
+	if len(hops) == 0 || cut {
 		return netip.Addr{}, false
 	}
 	return hops[0], true
 }
 
-// headerBytes returns the total length of lines.
-func headerBytes(lines []string) int {
-	n := 0
-	for _, l := range lines {
-		n += len(l)
+// lastElements returns the rightmost elements of a list header, oldest
+// first: its lines joined in order and split at ',' (outside quoted-strings
+// when quoted is true). It reads from the right end and stops after limit
+// elements or [MaxHeaderBytes] bytes; an element that does not fit in the
+// bytes whole is not returned. cut reports whether the header holds
+// elements left of the returned ones.
+//
+// Each line is split from its right end, so the elements a proxy appended
+// are found whatever garbage a client put before them.
+func lastElements(lines []string, limit int, quoted bool) (elems []string, cut bool) {
+	budget := MaxHeaderBytes
+	for i := len(lines) - 1; i >= 0 && !cut; i-- {
+		line := lines[i]
+		for {
+			if len(elems) == limit || budget < 0 {
+				cut = true
+				break
+			}
+			tail := line[len(line)-min(len(line), budget):]
+			j := lastSeparator(tail, quoted)
+			if j < 0 && len(tail) < len(line) {
+				cut = true // The element continues left of the bytes read.
+				break
+			}
+			elems = append(elems, tail[j+1:])
+			budget -= len(tail) - j // The element and the separator before it.
+			if j < 0 {
+				break
+			}
+			line = line[:len(line)-len(tail)+j]
+		}
 	}
-	return n
+	slices.Reverse(elems)
+	return elems, cut
+}
+
+// lastSeparator returns the index of the last ',' of s, or -1. With quoted,
+// a ',' inside a quoted-string does not count: s is read right to left,
+// outside a quoted-string at its end, and a '"' preceded by an odd number
+// of backslashes is an escaped one.
+func lastSeparator(s string, quoted bool) int {
+	if !quoted {
+		return strings.LastIndexByte(s, ',')
+	}
+	inQuotes := false
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case ',':
+			if !inQuotes {
+				return i
+			}
+		case '"':
+			if !escaped(s, i) {
+				inQuotes = !inQuotes
+			}
+		}
+	}
+	return -1
+}
+
+// escaped reports whether s[i] is preceded by an odd number of backslashes.
+func escaped(s string, i int) bool {
+	n := 0
+	for i > 0 && s[i-1] == '\\' {
+		n++
+		i--
+	}
+	return n%2 == 1
 }
 
 // behindTrusted returns a Func for a header-based trust model: the client is

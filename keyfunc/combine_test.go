@@ -3,8 +3,10 @@ package keyfunc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -116,16 +118,36 @@ func TestCombinatorsPanicOnMisuse(t *testing.T) {
 }
 
 func TestMethod(t *testing.T) {
-	r := newRequest("203.0.113.7:1")
-	r.Method = http.MethodPost
-	got, err := Method()(r)
-	require.NoError(t, err)
-	assert.Equal(t, "POST", got)
-
-	r.Method = ""
-	got, err = Method()(r)
-	require.NoError(t, err)
-	assert.Equal(t, "GET", got)
+	tests := []struct {
+		method string
+		want   string
+	}{
+		{"GET", "GET"},
+		{"HEAD", "HEAD"},
+		{"POST", "POST"},
+		{"PUT", "PUT"},
+		{"PATCH", "PATCH"},
+		{"DELETE", "DELETE"},
+		{"CONNECT", "CONNECT"},
+		{"OPTIONS", "OPTIONS"},
+		{"TRACE", "TRACE"},
+		{"", "GET"},
+		{"get", "OTHER"},
+		{"Post", "OTHER"},
+		{"GET0", "OTHER"},
+		{"GET499", "OTHER"},
+		{"PROPFIND", "OTHER"},
+		{strings.Repeat("X", 900<<10), "OTHER"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("Method(%.16q)", tt.method), func(t *testing.T) {
+			r := newRequest("203.0.113.7:1")
+			r.Method = tt.method
+			got, err := Method()(r)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
 }
 
 type userKey struct{}

@@ -2,6 +2,7 @@ package keyfunc
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,6 +36,8 @@ func TestConstructorsRejectBadConfig(t *testing.T) {
 		{"XForwardedForHops(MaxHops+1)", func() (Func, error) { return XForwardedForHops(MaxHops + 1) }, "n = 33"},
 		{"Header(empty name)", func() (Func, error) { return Header("") }, "Header: name"},
 		{"FormValue(empty name)", func() (Func, error) { return FormValue("") }, "FormValue: name"},
+		{"FormValueFunc(empty name)", func() (Func, error) { return FormValueFunc("", strings.TrimSpace) }, "FormValueFunc: name"},
+		{"FormValueFunc(nil normalize)", func() (Func, error) { return FormValueFunc("account", nil) }, "FormValueFunc: normalize"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,9 +15,11 @@
 //   - [XRealIP] and [TrustedHeader]: a proxy or CDN that overwrites a
 //     single-address header (X-Real-IP, CF-Connecting-IP, Fly-Client-IP).
 //
-// A proxy header is read only when the peer is a trusted proxy. Whatever the
-// header holds — nothing, garbage, an obfuscated identifier, more than
-// [MaxHeaderBytes] bytes or [MaxHops] entries — the answer falls back to the
+// A proxy header is read only when the peer is a trusted proxy, and a list
+// header only from its right end, at most [MaxHops] entries within the last
+// [MaxHeaderBytes] bytes: padding a client puts on the left is never read.
+// Whatever the entries that decide hold — nothing, garbage, an obfuscated
+// identifier, an entry cut by those limits — the answer falls back to the
 // peer address, never to a value the client chose.
 //
 // Every address is normalised: IPv4-mapped IPv6 is unmapped, zones are
@@ -31,13 +33,16 @@
 // so the raw secret never becomes part of a store key. [ContextValue] keys by
 // a user id that authentication middleware put in the request context.
 // [FormValue] keys by a login form field (the account name) without
-// consuming the body. They return an error wrapping [ErrNoKey] when the
-// request carries no such value.
+// consuming the body, reading a JSON body as encoding/json does;
+// [FormValueFunc] adds the application's normalisation of the name. They
+// return an error wrapping [ErrNoKey] when the request carries no such
+// value.
 //
 // # Combining
 //
 // [Composite] joins several parts into one unambiguous identity
 // ("account + IP"); [FirstOf] takes the first part that is present
-// ("API key, else IP"). docs/client-identity.md explains which trust model
+// ("API key, else IP"). [Method] is a part for separate read and write
+// quotas. docs/client-identity.md explains which trust model
 // is safe where, and why limiting by address alone punishes users behind NAT.
 package keyfunc

@@ -115,3 +115,31 @@ func ExampleFormValue() {
 	// "27:form:O-9JdTx6DEZNiJkOkmMiRg|11:203.0.113.7" <nil>
 	// Alice hunter2
 }
+
+// An application whose login ignores the width of letters, as NFKC does
+// (with golang.org/x/text, normalize would be norm.NFKC.String), keys the
+// full-width spelling as the same account; FormValue would not.
+func ExampleFormValueFunc() {
+	fullWidth := func(s string) string {
+		return strings.Map(func(c rune) rune {
+			if c >= 0xff01 && c <= 0xff5e { // Full-width "!" to "~".
+				return c - 0xff01 + '!'
+			}
+			return c
+		}, s)
+	}
+	plain := keyfunc.Must(keyfunc.FormValue("username"))
+	folded := keyfunc.Must(keyfunc.FormValueFunc("username", fullWidth))
+
+	for _, name := range []string{"alice", "ａｌｉｃｅ"} {
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(`{"username":"`+name+`"}`))
+		r.Header.Set("Content-Type", "application/json")
+		show(plain, r)
+		show(folded, r)
+	}
+	// Output:
+	// "form:O-9JdTx6DEZNiJkOkmMiRg" <nil>
+	// "form:O-9JdTx6DEZNiJkOkmMiRg" <nil>
+	// "form:5oNs1xYLxdL7ZyY18HTGqQ" <nil>
+	// "form:O-9JdTx6DEZNiJkOkmMiRg" <nil>
+}

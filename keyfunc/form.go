@@ -25,29 +25,75 @@ const MaxFormBytes = 64 << 10
 // The field is looked up as r.FormValue does for a form body: the first
 // value in a POST, PUT or PATCH body (application/x-www-form-urlencoded or
 // multipart/form-data), else the first value in the URL query. A JSON body
-// (application/json) works too: its top-level string member name. The body is
-// read (at most [MaxFormBytes]) and r.Body replaced by a reader that yields
-// the same bytes, so later handlers read the whole body as sent; call the
-// Func before copying the request (r.WithContext) for the copy to see it.
+// (application/json) is read the way encoding/json, and with it gin's and
+// echo's binding, fills a string field tagged name: the top-level member
+// whose name equals name ignoring case (strings.EqualFold: "Account" for
+// "account") in the first JSON value of the body. A member that is null, a
+// number, a boolean, an object or an array gives the body no value, as
+// does invalid JSON: the handler gets no account from them either. The body
+// is read (at most [MaxFormBytes]) and r.Body replaced by a reader that
+// yields the same bytes, so later handlers read the whole body as sent; call
+// the Func before copying the request (r.WithContext) for the copy to see
+// it.
 //
-// The value is trimmed and lower-cased, so "Alice@Example.com " and
-// "alice@example.com" are one account, then hashed like an API key: the
-// identity is "form:" followed by 22 base64url characters, and no account
-// name is stored. A missing or empty field fails with an error wrapping
-// [ErrNoKey]. A body over [MaxFormBytes], a read error, or a field whose
-// body and query values differ fails with an error that does not wrap
-// [ErrNoKey]: a client must not escape the limit by padding the body or by
-// sending one account to the handler and another to the limiter.
+// The value is trimmed and lower-cased (strings.ToLower), so
+// "Alice@Example.com " and "alice@example.com" are one account, then hashed
+// like an API key: the identity is "form:" followed by 22 base64url
+// characters, and no account name is stored. Nothing else is folded: "é"
+// precomposed (U+00E9) and decomposed ("e" and U+0301), or full-width
+// "ａｌｉｃｅ" and "alice", are different accounts. If the application's
+// account lookup treats such spellings as one account, use [FormValueFunc]
+// with the same normalisation, or each spelling is a fresh quota.
+//
+// A missing or empty field fails with an error wrapping [ErrNoKey]. A body
+// over [MaxFormBytes], a read error, a field whose body and query values
+// differ (as sent), or a JSON body with two members that match the field
+// ({"account":"decoy","Account":"bob"}, where encoding/json keeps the last)
+// fails with an error that does not wrap [ErrNoKey]: a client must not
+// escape the limit by padding the body or by sending one account to the
+// handler and another to the limiter.
+//
+// FormValue(name) is FormValueFunc(name, f) with an f that returns its
+// argument unchanged.
 func FormValue(name string) (Func, error) {
+	return formValue("FormValue", name, func(s string) string { return s })
+}
+
+// FormValueFunc is [FormValue] with the application's own normalisation:
+// normalize maps the value as sent to the spelling the application's
+// account lookup uses, before it is trimmed, lower-cased and hashed. Two
+// values are one account exactly when normalize makes them equal up to
+// that folding; normalize should merge what the login merges. Merging more
+// only limits more; merging less gives a client a fresh quota for every
+// spelling the login accepts.
+//
+// Typical normalisations are a Unicode normal form (NFC, or NFKC, which
+// also folds full-width letters; golang.org/x/text/unicode/norm provides
+// them), or what the database's collation ignores (accents, with MySQL's
+// accent-insensitive collations). Plus-addressing ("alice+news@example.com")
+// and dots in Gmail addresses are the application's policy: strip them only
+// if the application treats such addresses as one account. An empty result
+// counts as a missing field.
+//
+// normalize must be safe for concurrent use; it must not be nil.
+func FormValueFunc(name string, normalize func(string) string) (Func, error) {
+	if normalize == nil {
+		return nil, errors.New("ratelimit: keyfunc: FormValueFunc: normalize: nil")
+	}
+	return formValue("FormValueFunc", name, normalize)
+}
+
+// formValue returns the Func of [FormValueFunc] for the constructor fn.
+func formValue(fn, name string, normalize func(string) string) (Func, error) {
 	if name == "" {
-		return nil, errors.New("ratelimit: keyfunc: FormValue: name: empty")
+		return nil, fmt.Errorf("ratelimit: keyfunc: %s: name: empty", fn)
 	}
 	return func(r *http.Request) (string, error) {
 		v, err := formField(r, name)
 		if err != nil {
 			return "", err
 		}
-		v = strings.ToLower(strings.TrimSpace(v))
+		v = strings.ToLower(strings.TrimSpace(normalize(v)))
 		if v == "" {
 			return "", fmt.Errorf("ratelimit: keyfunc: form field %.64q: %w", name, ErrNoKey)
 		}
@@ -105,24 +151,51 @@ func bodyField(r *http.Request, name string) (string, bool, error) {
 		v, ok := multipartField(buf, params["boundary"], name)
 		return v, ok, nil
 	case "application/json":
-		v, ok := jsonField(buf, name)
-		return v, ok, nil
+		return jsonField(buf, name)
 	}
 	return "", false, nil
 }
 
-// jsonField returns the top-level string member name of a JSON object.
-// Anything else (not an object, not a string, invalid JSON) is absent.
-func jsonField(buf []byte, name string) (string, bool) {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(buf, &obj) != nil {
-		return "", false
+// jsonField returns the top-level member name of the JSON object in buf,
+// matched as encoding/json matches a struct field: member names compare
+// equal under strings.EqualFold after unescaping, so, as in encoding/json,
+// "Account" and "ACCOUNT" match "account", the Kelvin sign matches "k" and
+// the long s matches "s". Only the first JSON value in buf is read, as
+// json.Decoder.Decode reads it.
+//
+// Invalid JSON, JSON that is not an object, and a member that is not a
+// string (null, a number, an object) are absent: encoding/json fails on
+// them or leaves a string field empty, so the handler has no account to
+// log in either. Two members that match name are an error.
+func jsonField(buf []byte, name string) (string, bool, error) {
+	dec := json.NewDecoder(bytes.NewReader(buf))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false, nil
 	}
-	var v string
-	if raw, ok := obj[name]; !ok || json.Unmarshal(raw, &v) != nil {
-		return "", false
+	var value any
+	matches := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false, nil
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return "", false, nil
+		}
+		if key, _ := t.(string); strings.EqualFold(key, name) {
+			matches++
+			_ = json.Unmarshal(raw, &value) // Fails only on a number too big for float64: no string either.
+		}
 	}
-	return v, true
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return "", false, nil
+	}
+	if matches > 1 {
+		return "", false, fmt.Errorf("ratelimit: keyfunc: form field %.64q: %d JSON members match it, ignoring case", name, matches)
+	}
+	v, ok := value.(string)
+	return v, ok, nil
 }
 
 func hasFormBody(r *http.Request) bool {

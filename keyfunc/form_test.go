@@ -2,11 +2,13 @@ package keyfunc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -70,6 +72,8 @@ func TestFormValue(t *testing.T) {
 		{"JSON body", "POST", "/login", "application/json", `{"account":"Alice","password":"x"}`, accountKey("alice"), false},
 		{"JSON body with charset", "POST", "/login", "application/json; charset=utf-8", `{"account":"alice"}`, accountKey("alice"), false},
 		{"JSON member that is not a string", "POST", "/login", "application/json", `{"account":["alice"]}`, "", true},
+		{"JSON member that is a number, query fills in", "POST", "/login?account=alice", "application/json", `{"account":42}`, accountKey("alice"), false},
+		{"JSON member that is null, query fills in", "POST", "/login?account=alice", "application/json", `{"account":null}`, accountKey("alice"), false},
 		{"JSON member nested, not top-level", "POST", "/login", "application/json", `{"user":{"account":"alice"}}`, "", true},
 		{"JSON that is not an object", "POST", "/login", "application/json", `["alice"]`, "", true},
 		{"invalid JSON", "POST", "/login", "application/json", `{"account":"alice"`, "", true},
@@ -142,4 +146,156 @@ func TestFormValueCalledTwiceSeesTheSameBody(t *testing.T) {
 	rest, err := io.ReadAll(r.Body)
 	require.NoError(t, err)
 	assert.Equal(t, "account=alice", string(rest))
+}
+
+// appView decodes body as a handler does with encoding/json (as gin's and
+// echo's JSON binding do): into a struct whose one string field is tagged
+// field, with a json.Decoder.
+func appView(t *testing.T, field, body string) (string, error) {
+	t.Helper()
+	typ := reflect.StructOf([]reflect.StructField{{
+		Name: "Field",
+		Type: reflect.TypeFor[string](),
+		Tag:  reflect.StructTag(`json:"` + field + `"`),
+	}})
+	v := reflect.New(typ)
+	err := json.NewDecoder(strings.NewReader(body)).Decode(v.Interface())
+	return v.Elem().Field(0).String(), err
+}
+
+// TestFormValueJSONMembers checks that a JSON body is read the way
+// encoding/json fills a struct field: member names match case-insensitively,
+// with its folds, and a second matching member is an error rather than a
+// second account.
+func TestFormValueJSONMembers(t *testing.T) {
+	tests := []struct {
+		name      string
+		field     string
+		body      string
+		want      string // the value keyed by, or "" for an error
+		wantNoKey bool   // the error wraps ErrNoKey
+	}{
+		{"exact name", "account", `{"account":"bob"}`, "bob", false},
+		{"capitalised name", "account", `{"Account":"bob"}`, "bob", false},
+		{"upper-case name", "account", `{"ACCOUNT":"bob"}`, "bob", false},
+		{"spaces around tokens", "account", " {\n\t\"account\" :\t\"bob\" ,\"x\" : 1 } ", "bob", false},
+		{"escaped value", "account", `{"account":"\u0062ob"}`, "bob", false},
+		{"escaped name", "account", `{"\u0041ccount":"bob"}`, "bob", false},
+		{"long s matches s", "username", `{"u\u017fername":"bob"}`, "bob", false},
+		{"Kelvin sign matches k", "key", `{"\u212aey":"bob"}`, "bob", false},
+		{"other members are skipped", "account", `{"user":{"account":"eve"},"accounts":"eve","account":"bob","n":[1,{"account":2}]}`, "bob", false},
+		{"data after the object is not read, as by json.Decoder", "account", `{"account":"bob"} {"account":"eve"}`, "bob", false},
+		{"decoy, then a case variant", "account", `{"account":"decoy-1","Account":"bob"}`, "", false},
+		{"case variant, then the exact name", "account", `{"ACCOUNT":"bob","account":"decoy-1"}`, "", false},
+		{"exact duplicate", "account", `{"account":"bob","account":"decoy-1"}`, "", false},
+		{"duplicate with the same value", "account", `{"account":"bob","account":"bob"}`, "", false},
+		{"duplicate that is null", "account", `{"account":"bob","account":null}`, "", false},
+		{"duplicate that is a number", "account", `{"account":7,"Account":"bob"}`, "", false},
+		{"duplicate by the long s fold", "username", `{"username":"decoy-1","u\u017fername":"bob"}`, "", false},
+		{"duplicate by the Kelvin fold", "key", `{"key":"decoy-1","\u212aey":"bob"}`, "", false},
+		{"duplicate in invalid JSON is absent", "account", `{"account":"bob","Account":"eve",}`, "", true},
+		{"null is absent", "account", `{"account":null}`, "", true},
+		{"number is absent", "account", `{"account":42}`, "", true},
+		{"boolean is absent", "account", `{"account":true}`, "", true},
+		{"object is absent", "account", `{"account":{"name":"bob"}}`, "", true},
+		{"similar names are not the field", "account", `{"acount":"bob","account_":"bob","ac count":"bob"}`, "", true},
+		{"trailing comma is invalid", "account", `{"account":"bob",}`, "", true},
+		{"invalid after the member", "account", `{"account":"bob","x":}`, "", true},
+		{"empty body", "account", ``, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(tt.body))
+			r.Header.Set("Content-Type", "application/json")
+			got, err := Must(FormValue(tt.field))(r)
+
+			rest, readErr := io.ReadAll(r.Body)
+			require.NoError(t, readErr)
+			assert.Equal(t, tt.body, string(rest), "the body must be readable again, unchanged")
+			if tt.want == "" {
+				require.Error(t, err)
+				assert.Equal(t, tt.wantNoKey, errors.Is(err, ErrNoKey), "error %v wraps ErrNoKey", err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "form:"+hash22(identity([]string{tt.field, tt.want})), got)
+			app, appErr := appView(t, tt.field, tt.body)
+			require.NoError(t, appErr)
+			assert.Equal(t, tt.want, app, "the handler logs in as the account that is counted")
+		})
+	}
+}
+
+// fullWidth maps full-width ASCII ("ＡＢＣ", U+FF01 to U+FF5E) to ASCII: the
+// part of NFKC a test can write without golang.org/x/text.
+func fullWidth(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c >= 0xff01 && c <= 0xff5e {
+			return c - 0xff01 + '!'
+		}
+		return c
+	}, s)
+}
+
+// TestFormValueFunc checks that the application's normalisation decides
+// which spellings are one account, and that FormValue itself folds only
+// case and surrounding spaces.
+func TestFormValueFunc(t *testing.T) {
+	composeE := func(s string) string { return strings.ReplaceAll(s, "e\u0301", "\u00e9") }
+	stripPlus := func(s string) string {
+		local, domain, ok := strings.Cut(s, "@")
+		local, _, _ = strings.Cut(local, "+")
+		if !ok {
+			return local
+		}
+		return local + "@" + domain
+	}
+	tests := []struct {
+		name      string
+		normalize func(string) string // nil: FormValue
+		a, b      string
+		same      bool
+	}{
+		{"FormValue: precomposed and decomposed é are two accounts", nil, "jos\u00e9", "jose\u0301", false},
+		{"FormValue: full-width letters are another account", nil, "alice", "ａｌｉｃｅ", false},
+		{"FormValue: Unicode spaces are trimmed", nil, "alice", "\u3000alice\u00a0", true},
+		{"FormValue: plus-addressing is another account", nil, "alice@example.com", "alice+x@example.com", false},
+		{"composing é makes one account", composeE, "jos\u00e9", "jose\u0301", true},
+		{"full-width upper case folds after normalize", fullWidth, "alice", "ＡＬＩＣＥ", true},
+		{"stripping plus-addressing makes one account", stripPlus, "alice@example.com", " Alice+x@Example.com", true},
+		{"normalize does not merge other accounts", stripPlus, "alice@example.com", "bob@example.com", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := Must(FormValue("account"))
+			if tt.normalize != nil {
+				f = Must(FormValueFunc("account", tt.normalize))
+			}
+			key := func(v string) string {
+				r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(`{"account":"`+v+`"}`))
+				r.Header.Set("Content-Type", "application/json")
+				id, err := f(r)
+				require.NoError(t, err)
+				return id
+			}
+			assert.Equal(t, tt.same, key(tt.a) == key(tt.b))
+		})
+	}
+}
+
+func TestFormValueFuncEmptyResultIsNoKey(t *testing.T) {
+	f := Must(FormValueFunc("account", func(string) string { return " " }))
+	r := httptest.NewRequest(http.MethodGet, "/login?account=alice", nil)
+	_, err := f(r)
+	assert.ErrorIs(t, err, ErrNoKey)
+}
+
+func TestFormValueIsFormValueFuncUnchanged(t *testing.T) {
+	r := httptest.NewRequest(http.MethodGet, "/login?account=+Alice", nil)
+	want, err := Must(FormValue("account"))(r)
+	require.NoError(t, err)
+	got, err := Must(FormValueFunc("account", func(s string) string { return s }))(r)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, accountKey("alice"), got)
 }

@@ -17,11 +17,14 @@ import (
 // may be numbers or obfuscated. Unquoted values may also hold ':', '[' and
 // ']', as some proxies write them. An element without "for=", with "for"
 // twice, or whose node is "unknown" or obfuscated ("_hidden") has no usable
-// address: reaching it in the walk falls back to the peer, as do malformed
-// syntax and a header larger than [MaxHeaderBytes] or [MaxHops] elements.
-// A malformed element spoils the rest of its header line, so a proxy that
-// appends to the client's line instead of adding its own line may yield the
-// peer for a client that sent garbage; it never yields a chosen address.
+// address: reaching it in the walk falls back to the peer, as does
+// malformed syntax. As in [XForwardedFor], only the rightmost [MaxHops]
+// elements within the last [MaxHeaderBytes] bytes are read, and a walk that
+// needs an element beyond them falls back to the peer.
+//
+// Each line is split into elements from its right end, so a proxy that
+// appends its element to the client's line, instead of adding a line of its
+// own, is read correctly even after a client's unterminated quote.
 //
 // Safe under the same conditions as [XForwardedFor]. opts set the address
 // grouping ([WithIPv6Prefix]).
@@ -35,33 +38,22 @@ func Forwarded(trusted []netip.Prefix, opts ...Option) (Func, error) {
 		return nil, err
 	}
 	return behindTrusted(o, ts, func(r *http.Request) (netip.Addr, bool) {
-		hops, ok := forwardedChain(r.Header.Values("Forwarded"))
-		if !ok {
-			return netip.Addr{}, false
-		}
-		return walkTrusted(hops, ts)
+		hops, cut := forwardedChain(r.Header.Values("Forwarded"))
+		return walkTrusted(hops, cut, ts)
 	}), nil
 }
 
-// forwardedChain returns the "for=" address of every element of the
-// Forwarded lines, oldest first; an element without a usable address is the
-// zero netip.Addr. ok is false when the header is over [MaxHeaderBytes] or
-// [MaxHops] elements.
-func forwardedChain(lines []string) ([]netip.Addr, bool) {
-	if headerBytes(lines) > MaxHeaderBytes {
-		return nil, false
+// forwardedChain returns the "for=" address of the rightmost elements of
+// the Forwarded lines, at most [MaxHops] of them, oldest first
+// ([lastElements]); an element without a usable address is the zero
+// netip.Addr. cut reports whether elements left of them were not read.
+func forwardedChain(lines []string) (hops []netip.Addr, cut bool) {
+	elems, cut := lastElements(lines, MaxHops, true)
+	hops = make([]netip.Addr, len(elems))
+	for i, e := range elems {
+		hops[i], _ = forwardedFor(e)
 	}
-	var hops []netip.Addr
-	for _, line := range lines {
-		for _, elem := range splitQuoted(line, ',') {
-			if len(hops) == MaxHops {
-				return nil, false
-			}
-			a, _ := forwardedFor(elem)
-			hops = append(hops, a)
-		}
-	}
-	return hops, true
+	return hops, cut
 }
 
 // forwardedFor returns the address of the "for" parameter of one

@@ -35,15 +35,33 @@ func Must(f Func, err error) Func {
 	return f
 }
 
-// Method keys by the request method ("GET", "POST"). It is meant as a part
-// of a [Composite], to give reads and writes separate quotas.
+// Method keys by the request method: one of the nine methods net/http
+// names (GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE), or
+// "OTHER" for every other method. It is meant as a part of a [Composite], to
+// give reads and writes separate quotas.
+//
+// A client chooses the method, and Go's server accepts any token as one, so
+// keying by it as sent would give a fresh quota to every method a client
+// invents ("GET0", "GET1", ...); all of them share "OTHER" instead. Methods
+// are case-sensitive (RFC 9110) and the server keeps them as sent, so "get"
+// is "OTHER" too. An empty method, which net/http's client sends as GET, is
+// "GET".
 func Method() Func {
 	return func(r *http.Request) (string, error) {
-		if r.Method == "" {
-			return http.MethodGet, nil
-		}
-		return r.Method, nil
+		return methodKey(r.Method), nil
 	}
+}
+
+// methodKey returns the identity of method m.
+func methodKey(m string) string {
+	switch m {
+	case "":
+		return http.MethodGet
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
 }
 
 // Composite keys by every one of funcs together, for example an account

@@ -1,6 +1,7 @@
 package keyfunc
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -79,19 +80,18 @@ func checkAddressKey(t *testing.T, f Func, r *http.Request, header string, mayUs
 	t.Fatalf("identity %q is neither the peer %s nor an address in %q", got, peer, header)
 }
 
-// checkClientCannotChoose asserts that r, whose last header line a trusted
-// proxy appended for client 203.0.113.7, is keyed as that client or, when
-// the client's part makes the header oversized, as the peer.
+// checkClientCannotChoose asserts that r, to whose header a trusted proxy
+// appended client 203.0.113.7, is keyed as that client whatever the client
+// sent before it: neither an address the client chose nor, however it pads
+// or garbles its part, the peer's.
 func checkClientCannotChoose(t *testing.T, f Func, r *http.Request) {
 	t.Helper()
 	got, err := f(r)
 	if err != nil {
 		t.Fatalf("error %v", err)
 	}
-	o, _ := newOptions("fuzz", nil)
-	peer, _ := peerAddr(r)
-	if got != "203.0.113.7" && got != o.key(peer) {
-		t.Fatalf("identity %q: the client chose its address", got)
+	if got != "203.0.113.7" {
+		t.Fatalf("identity %q, not the client 203.0.113.7 the proxy appended", got)
 	}
 }
 
@@ -107,6 +107,8 @@ func FuzzXForwardedFor(f *testing.F) {
 	f.Add(uint8(2), "[2001:db8::7]:5100", "203.0.113.7:80, garbage")
 	f.Add(uint8(3), "1.1.1.1", "10.0.0.9")
 	f.Add(uint8(0), "unknown,, ", "10.0.0.7")
+	f.Add(uint8(0), strings.Repeat("6.6.6.6, ", MaxHops+1), "203.0.113.7")
+	f.Add(uint8(1), strings.Repeat(" ", MaxHeaderBytes)+"6.6.6.6", "10.0.0.2")
 	trusted := Must(XForwardedFor(proxies))
 	hops1 := Must(XForwardedForHops(1))
 	hops2 := Must(XForwardedForHops(2))
@@ -116,9 +118,12 @@ func FuzzXForwardedFor(f *testing.F) {
 		checkAddressKey(t, trusted, r, header, peerTrusted(r))
 		checkAddressKey(t, hops1, r, header, true)
 		checkAddressKey(t, hops2, r, header, true)
-		// Whatever the client sent, the line a trusted proxy appended decides.
-		checkClientCannotChoose(t, trusted, fuzzRequest(0, "X-Forwarded-For", line1, "203.0.113.7"))
-		checkClientCannotChoose(t, hops1, fuzzRequest(0, "X-Forwarded-For", line1, "203.0.113.7"))
+		// Whatever the client sent, what a trusted proxy appended decides,
+		// on a line of its own or at the end of the client's line.
+		for _, lines := range [][]string{{line1, "203.0.113.7"}, {line1 + ", 203.0.113.7"}} {
+			checkClientCannotChoose(t, trusted, fuzzRequest(0, "X-Forwarded-For", lines...))
+			checkClientCannotChoose(t, hops1, fuzzRequest(0, "X-Forwarded-For", lines...))
+		}
 	})
 }
 
@@ -128,11 +133,15 @@ func FuzzForwarded(f *testing.F) {
 	f.Add(uint8(2), `for="6.6.6.6, for=203.0.113.7`, "for=unknown;by=10.0.0.1")
 	f.Add(uint8(3), "for=1.1.1.1", "")
 	f.Add(uint8(0), `for=203.0.113.7;ext="a, for=6.6.6.6"`, "for=[::ffff:10.0.0.4]")
+	f.Add(uint8(1), `for=6.6.6.6;ext="\", for=\"", for="\[2001:db8::7\]"`, `for="`)
+	f.Add(uint8(0), strings.Repeat(`for="6.6.6.6, `, MaxHops+1), "for=10.0.0.2")
 	fwd := Must(Forwarded(proxies))
 	f.Fuzz(func(t *testing.T, peer uint8, line1, line2 string) {
 		r := fuzzRequest(peer, "Forwarded", line1, line2)
 		checkAddressKey(t, fwd, r, line1+","+line2, peerTrusted(r))
-		checkClientCannotChoose(t, fwd, fuzzRequest(1, "Forwarded", line1, "for=203.0.113.7"))
+		for _, lines := range [][]string{{line1, "for=203.0.113.7"}, {line1 + ", for=203.0.113.7"}} {
+			checkClientCannotChoose(t, fwd, fuzzRequest(1, "Forwarded", lines...))
+		}
 	})
 }
 
@@ -226,7 +235,10 @@ func FuzzFormValue(f *testing.F) {
 	f.Add(uint8(0), "account=alice&password=x", "")
 	f.Add(uint8(1), "--b\r\nContent-Disposition: form-data; name=\"account\"\r\n\r\nalice\r\n--b--\r\n", "account=alice")
 	f.Add(uint8(2), "", "account=bob")
-	contentTypes := []string{"application/x-www-form-urlencoded", "multipart/form-data; boundary=b", "text/plain", ""}
+	for _, body := range jsonSeeds {
+		f.Add(uint8(4), body, "account=bob")
+	}
+	contentTypes := []string{"application/x-www-form-urlencoded", "multipart/form-data; boundary=b", "text/plain", "", "application/json"}
 	form := Must(FormValue("account"))
 	f.Fuzz(func(t *testing.T, ct uint8, body, query string) {
 		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(body))
@@ -239,6 +251,53 @@ func FuzzFormValue(f *testing.F) {
 		}
 		if err == nil && (len(got) != len("form:")+22 || !strings.HasPrefix(got, "form:")) {
 			t.Fatalf("identity %q is not form: and a 22-character hash", got)
+		}
+	})
+}
+
+// jsonSeeds are JSON login bodies that a limiter matching member names
+// differently from encoding/json would count under another account.
+var jsonSeeds = []string{
+	`{"account":"alice","password":"x"}`,
+	`{"Account":"bob"}`,
+	`{"\u0061CCOUNT":"bob"}`,
+	`{"account":"decoy-1","Account":"bob"}`,
+	`{"account":"bob","account":"decoy-1"}`,
+	`{"account":"bob","ACCOUNT":null}`,
+	`{"account":7,"Account":"bob"}`,
+	`{"account":null}`,
+	`{"user":{"account":"eve"},"account":"bob"} {"account":"eve"}`,
+}
+
+// FuzzFormValueJSON checks FormValue against the handler it protects: for a
+// JSON body, the account it keys by is the one encoding/json decodes into
+// the handler's struct (as gin and echo bind it), after the same folding.
+func FuzzFormValueJSON(f *testing.F) {
+	for _, body := range jsonSeeds {
+		f.Add(body)
+	}
+	form := Must(FormValue("account"))
+	f.Fuzz(func(t *testing.T, body string) {
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		got, err := form(r)
+
+		var login struct {
+			Account string `json:"account"`
+		}
+		appErr := json.NewDecoder(strings.NewReader(body)).Decode(&login)
+		account := strings.ToLower(strings.TrimSpace(login.Account))
+		switch {
+		case err == nil:
+			if appErr != nil || got != accountKey(account) {
+				t.Fatalf("keyed %q, but the handler decodes account %q (error %v)", got, login.Account, appErr)
+			}
+		case errors.Is(err, ErrNoKey):
+			if appErr == nil && account != "" {
+				t.Fatalf("no key (%v), but the handler decodes account %q", err, login.Account)
+			}
+		case len(body) <= MaxFormBytes && !strings.Contains(err.Error(), "JSON members match it"):
+			t.Fatalf("unexpected error %v", err)
 		}
 	})
 }

@@ -20,8 +20,12 @@ const headerXFF = "X-Forwarded-For"
 // is never read. If every entry is trusted, the leftmost is the client. An
 // entry may carry a port ("192.0.2.7:5100", "[2001:db8::7]:5100").
 //
-// An entry that is not an address, an empty header, or one larger than
-// [MaxHeaderBytes] or [MaxHops] entries falls back to the peer.
+// Only the rightmost [MaxHops] entries within the last [MaxHeaderBytes]
+// bytes are read, so a client that pads the header still gets its own
+// address, not the peer's. An entry that is not an address, an empty
+// header, or a walk that needs an entry beyond those limits (every entry
+// read is trusted, or the next one is cut by the byte limit) falls back to
+// the peer.
 //
 // Safe when every path to this server passes through a trusted proxy that
 // appends the address it received the request from; list every proxy
@@ -37,11 +41,8 @@ func XForwardedFor(trusted []netip.Prefix, opts ...Option) (Func, error) {
 		return nil, err
 	}
 	return behindTrusted(o, ts, func(r *http.Request) (netip.Addr, bool) {
-		hops, ok := xffChain(r.Header.Values(headerXFF))
-		if !ok {
-			return netip.Addr{}, false
-		}
-		return walkTrusted(hops, ts)
+		hops, cut := xffChain(r.Header.Values(headerXFF), MaxHops)
+		return walkTrusted(hops, cut, ts)
 	}), nil
 }
 
@@ -51,9 +52,10 @@ func XForwardedFor(trusted []netip.Prefix, opts ...Option) (Func, error) {
 // With n = 1, a single load balancer, the client is the last entry.
 //
 // All header lines are joined in order; the client is the n-th entry from
-// the right. A shorter header, an unusable entry at or right of that
-// position, or a header larger than [MaxHeaderBytes] or [MaxHops] entries
-// falls back to the peer. n must be 1 to [MaxHops].
+// the right, and entries left of it are never read. A shorter header, an
+// unusable entry at or right of that position, or an n-th entry that does
+// not lie within the last [MaxHeaderBytes] bytes falls back to the peer.
+// n must be 1 to [MaxHops].
 //
 // Safe only if the server cannot be reached except through exactly n
 // proxies that each append to the header: the peer is not checked. If a
@@ -82,33 +84,27 @@ func XForwardedForHops(n int, opts ...Option) (Func, error) {
 // nthFromRight returns the n-th X-Forwarded-For entry from the right, if it
 // and every entry right of it are addresses.
 func nthFromRight(lines []string, n int) (netip.Addr, bool) {
-	hops, ok := xffChain(lines)
-	if !ok || len(hops) < n {
+	hops, _ := xffChain(lines, n)
+	if len(hops) < n {
 		return netip.Addr{}, false
 	}
-	for _, a := range hops[len(hops)-n:] {
+	for _, a := range hops {
 		if !a.IsValid() {
 			return netip.Addr{}, false
 		}
 	}
-	return hops[len(hops)-n], true
+	return hops[0], true
 }
 
-// xffChain is the [chainFunc] of X-Forwarded-For: comma-separated addresses,
-// lines joined in order.
-func xffChain(lines []string) ([]netip.Addr, bool) {
-	if headerBytes(lines) > MaxHeaderBytes {
-		return nil, false
+// xffChain returns the rightmost X-Forwarded-For entries, at most limit of
+// them, oldest first ([lastElements]); an entry that is not an address is
+// the zero netip.Addr. cut reports whether entries left of them were not
+// read.
+func xffChain(lines []string, limit int) (hops []netip.Addr, cut bool) {
+	entries, cut := lastElements(lines, limit, false)
+	hops = make([]netip.Addr, len(entries))
+	for i, e := range entries {
+		hops[i], _ = parseNode(strings.Trim(e, " \t"), false)
 	}
-	var hops []netip.Addr
-	for _, line := range lines {
-		for entry := range strings.SplitSeq(line, ",") {
-			if len(hops) == MaxHops {
-				return nil, false
-			}
-			a, _ := parseNode(strings.Trim(entry, " \t"), false)
-			hops = append(hops, a)
-		}
-	}
-	return hops, true
+	return hops, cut
 }
