@@ -24,17 +24,21 @@ const MaxFormBytes = 64 << 10
 //
 // The field is looked up as r.FormValue does for a form body: the first
 // value in a POST, PUT or PATCH body (application/x-www-form-urlencoded or
-// multipart/form-data), else the first value in the URL query. A JSON body
-// (application/json) is read the way encoding/json, and with it gin's and
-// echo's binding, fills a string field tagged name: the top-level member
-// whose name equals name ignoring case (strings.EqualFold: "Account" for
-// "account") in the first JSON value of the body. A member that is null, a
-// number, a boolean, an object or an array gives the body no value, as
-// does invalid JSON: the handler gets no account from them either. The body
-// is read (at most [MaxFormBytes]) and r.Body replaced by a reader that
-// yields the same bytes, so later handlers read the whole body as sent; call
-// the Func before copying the request (r.WithContext) for the copy to see
-// it.
+// multipart/form-data), else the first value in the URL query. A body that
+// is a JSON object is read whatever its Content-Type (none, text/plain,
+// application/vnd.api+json) and method, because handlers read it so:
+// json.NewDecoder(r.Body).Decode and gin's ShouldBindJSON look at neither,
+// and a limiter that did would count {"account":"bob"} sent as text/plain
+// under the account in the query. It is read the way encoding/json, and
+// with it gin's and echo's binding, fills a string field tagged name: the
+// top-level member whose name equals name ignoring case (strings.EqualFold:
+// "Account" for "account") in the first JSON value of the body. A member
+// that is null, a number, a boolean, an object or an array gives the body
+// no value, as does invalid JSON or JSON that is not an object: the handler
+// gets no account from them either. The body is read (at most
+// [MaxFormBytes]) and r.Body replaced by a reader that yields the same
+// bytes, so later handlers read the whole body as sent; call the Func
+// before copying the request (r.WithContext) for the copy to see it.
 //
 // The value is trimmed and lower-cased (strings.ToLower), so
 // "Alice@Example.com " and "alice@example.com" are one account, then hashed
@@ -47,7 +51,8 @@ const MaxFormBytes = 64 << 10
 //
 // A missing or empty field fails with an error wrapping [ErrNoKey]. A body
 // over [MaxFormBytes], a read error, a field whose body and query values
-// differ (as sent), or a JSON body with two members that match the field
+// differ (as sent), a form body that is also a JSON object with another
+// value, or a JSON body with two members that match the field
 // ({"account":"decoy","Account":"bob"}, where encoding/json keeps the last)
 // fails with an error that does not wrap [ErrNoKey]: a client must not
 // escape the limit by padding the body or by sending one account to the
@@ -129,31 +134,50 @@ func firstValue(u *url.URL, name string) (string, bool) {
 	return vs[name][0], true
 }
 
-// bodyField reads the form body of r, restores r.Body, and returns the
-// first value of field name in it.
+// bodyField reads the body of r, restores r.Body, and returns the first
+// value of field name in it: in the form, for a form body, and in the JSON
+// object the body is, whatever its Content-Type. A body that is both and
+// gives two values is an error.
 func bodyField(r *http.Request, name string) (string, bool, error) {
-	if !hasFormBody(r) {
+	if r.Body == nil || r.Body == http.NoBody {
 		return "", false, nil
 	}
 	buf, err := peekBody(r)
 	if err != nil {
 		return "", false, err
 	}
+	form, inForm := formBodyField(r, buf, name)
+	obj, inObj, err := jsonField(buf, name)
+	switch {
+	case err != nil:
+		return "", false, err
+	case inForm && inObj && form != obj:
+		return "", false, fmt.Errorf("ratelimit: keyfunc: form field %.64q differs between the form and the JSON object in the body", name)
+	case inForm:
+		return form, true, nil
+	}
+	return obj, inObj, nil
+}
+
+// formBodyField returns the first value of field name in buf, the body of
+// r, where r.ParseForm or r.ParseMultipartForm would read it: in a POST,
+// PUT or PATCH body whose Content-Type is a form's.
+func formBodyField(r *http.Request, buf []byte, name string) (string, bool) {
+	if r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch {
+		return "", false
+	}
 	mediaType, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mediaType {
 	case "application/x-www-form-urlencoded":
 		vs, _ := url.ParseQuery(string(buf))
 		if len(vs[name]) == 0 {
-			return "", false, nil
+			return "", false
 		}
-		return vs[name][0], true, nil
+		return vs[name][0], true
 	case "multipart/form-data":
-		v, ok := multipartField(buf, params["boundary"], name)
-		return v, ok, nil
-	case "application/json":
-		return jsonField(buf, name)
+		return multipartField(buf, params["boundary"], name)
 	}
-	return "", false, nil
+	return "", false
 }
 
 // jsonField returns the top-level member name of the JSON object in buf,
@@ -196,13 +220,6 @@ func jsonField(buf []byte, name string) (string, bool, error) {
 	}
 	v, ok := value.(string)
 	return v, ok, nil
-}
-
-func hasFormBody(r *http.Request) bool {
-	if r.Body == nil || r.Body == http.NoBody {
-		return false
-	}
-	return r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch
 }
 
 // peekBody reads up to MaxFormBytes of r.Body and puts the bytes back in

@@ -78,6 +78,24 @@ func TestFormValue(t *testing.T) {
 		{"JSON that is not an object", "POST", "/login", "application/json", `["alice"]`, "", true},
 		{"invalid JSON", "POST", "/login", "application/json", `{"account":"alice"`, "", true},
 		{"JSON body and query differ", "POST", "/login?account=bob", "application/json", `{"account":"alice"}`, "", false},
+		{"JSON body without Content-Type", "POST", "/login", "", `{"account":"Alice","password":"x"}`, accountKey("alice"), false},
+		{"JSON body without Content-Type and query differ", "POST", "/login?account=decoy-1", "", `{"account":"alice"}`, "", false},
+		{"text/plain JSON body and query differ", "POST", "/login?account=decoy-1", "text/plain", `{"account":"alice","password":"x"}`, "", false},
+		{"text/plain JSON body", "POST", "/login", "text/plain; charset=utf-8", `{"account":"alice"}`, accountKey("alice"), false},
+		{"application/vnd.api+json body", "POST", "/login", "application/vnd.api+json", `{"account":"alice"}`, accountKey("alice"), false},
+		{"application/merge-patch+json body and query differ", "PATCH", "/login?account=decoy-1", "application/merge-patch+json", `{"account":"alice"}`, "", false},
+		{"application/json-patch+json body and query differ", "POST", "/login?account=decoy-1", "application/json-patch+json", `{"account":"alice"}`, "", false},
+		{"JSON body with charset and query differ", "POST", "/login?account=decoy-1", "application/json; charset=utf-8", `{"account":"alice"}`, "", false},
+		{"JSON body with an invalid Content-Type", "POST", "/login?account=decoy-1", "application/json; charset", `{"account":"alice"}`, "", false},
+		{"text/plain body that is not JSON, query", "POST", "/login?account=alice", "text/plain", "account=bob", accountKey("alice"), false},
+		{"text/plain JSON array, query", "POST", "/login?account=alice", "text/plain", `[{"account":"bob"}]`, accountKey("alice"), false},
+		{"urlencoded Content-Type, JSON body and query differ", "POST", "/login?account=decoy-1", urlencoded, `{"account":"alice"}`, "", false},
+		{"urlencoded Content-Type, JSON body that is also a form", "POST", "/login", urlencoded, `{"x":"&account=decoy-1&","account":"alice"}`, "", false},
+		{"multipart Content-Type, JSON preamble before the parts", "POST", "/login", mpType, `{"account":"bob"}` + "\r\n" + mp, "", false},
+		{"multipart Content-Type, JSON preamble with the same value", "POST", "/login", mpType, `{"account":"alice"}` + "\r\n" + mp, accountKey("alice"), false},
+		{"GET JSON body and query differ", "GET", "/login?account=decoy-1", "application/json", `{"account":"alice"}`, "", false},
+		{"DELETE JSON body", "DELETE", "/login", "", `{"account":"alice"}`, accountKey("alice"), false},
+		{"GET body that is not JSON, query", "GET", "/login?account=alice", "text/plain", "account=bob", accountKey("alice"), false},
 		{"missing", "POST", "/login", urlencoded, "password=hunter2", "", true},
 		{"empty", "POST", "/login", urlencoded, "account=+&password=hunter2", "", true},
 		{"body and query differ", "POST", "/login?account=bob", urlencoded, "account=alice", "", false},
@@ -166,7 +184,8 @@ func appView(t *testing.T, field, body string) (string, error) {
 // TestFormValueJSONMembers checks that a JSON body is read the way
 // encoding/json fills a struct field: member names match case-insensitively,
 // with its folds, and a second matching member is an error rather than a
-// second account.
+// second account. A JSON object body is read whatever its Content-Type, as
+// handlers that decode r.Body (gin's ShouldBindJSON) read it.
 func TestFormValueJSONMembers(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -203,26 +222,31 @@ func TestFormValueJSONMembers(t *testing.T) {
 		{"invalid after the member", "account", `{"account":"bob","x":}`, "", true},
 		{"empty body", "account", ``, "", true},
 	}
+	contentTypes := []string{"application/json", "", "text/plain", "application/vnd.api+json"}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(tt.body))
-			r.Header.Set("Content-Type", "application/json")
-			got, err := Must(FormValue(tt.field))(r)
+		for _, ct := range contentTypes {
+			t.Run(tt.name+"/Content-Type="+ct, func(t *testing.T) {
+				r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(tt.body))
+				if ct != "" {
+					r.Header.Set("Content-Type", ct)
+				}
+				got, err := Must(FormValue(tt.field))(r)
 
-			rest, readErr := io.ReadAll(r.Body)
-			require.NoError(t, readErr)
-			assert.Equal(t, tt.body, string(rest), "the body must be readable again, unchanged")
-			if tt.want == "" {
-				require.Error(t, err)
-				assert.Equal(t, tt.wantNoKey, errors.Is(err, ErrNoKey), "error %v wraps ErrNoKey", err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, "form:"+hash22(identity([]string{tt.field, tt.want})), got)
-			app, appErr := appView(t, tt.field, tt.body)
-			require.NoError(t, appErr)
-			assert.Equal(t, tt.want, app, "the handler logs in as the account that is counted")
-		})
+				rest, readErr := io.ReadAll(r.Body)
+				require.NoError(t, readErr)
+				assert.Equal(t, tt.body, string(rest), "the body must be readable again, unchanged")
+				if tt.want == "" {
+					require.Error(t, err)
+					assert.Equal(t, tt.wantNoKey, errors.Is(err, ErrNoKey), "error %v wraps ErrNoKey", err)
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, "form:"+hash22(identity([]string{tt.field, tt.want})), got)
+				app, appErr := appView(t, tt.field, tt.body)
+				require.NoError(t, appErr)
+				assert.Equal(t, tt.want, app, "the handler logs in as the account that is counted")
+			})
+		}
 	}
 }
 
