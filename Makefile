@@ -2,8 +2,9 @@ GO      ?= go
 PKGS    ?= ./...
 # -timeout bounds a hung test well inside CI's limit.
 TESTFLAGS ?= -race -shuffle=on -timeout 20m
+BENCHFLAGS ?=
 
-.PHONY: test vet fmt-check unit bench demo redis
+.PHONY: test vet fmt-check unit bench bench-micro demo redis
 
 ## test: vet, format check and every test under -race, with real Redis servers.
 test: redis fmt-check vet
@@ -23,8 +24,13 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## bench: store benchmarks (run side by side; the machine is shared and noisy).
+## bench: ratelimit side by side with its peers (the bench/ module, about 8 minutes on 2 cores);
+## writes docs/benchmarks.md and docs/bench/*.svg. BENCHFLAGS=-quick for a smoke run.
 bench: redis
+	cd bench && $(GO) run . $(BENCHFLAGS)
+
+## bench-micro: the store micro-benchmarks (run side by side; the machine is shared and noisy).
+bench-micro: redis
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./core/memstore ./core/redisstore
 
 ## demo: the reference API under scripted traffic (see README).

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// A combo is one load shape: goroutines, and clients (keys) they spread
+// over; keys == 1 is one hot key that every goroutine checks.
+type combo struct {
+	c, keys int
+}
+
+func (c combo) String() string {
+	if c.keys == 1 {
+		return fmt.Sprintf("c=%d, hot key", c.c)
+	}
+	return fmt.Sprintf("c=%d, %s keys", c.c, groupDigits(c.keys))
+}
+
+// A family is the contenders compared within each round of its cells,
+// one cell per combo. Ratios are taken against baseline within a round.
+type family struct {
+	id, title, about string
+	redis            bool
+	quota            quota
+	contenders       []contender
+	baseline         string
+	combos           []combo
+	sampleShift      uint
+}
+
+// The quotas of the throughput cells admit every check: each check is then
+// a write, the expensive path of every algorithm, and no contender gets a
+// cheap denied path the others do not. Redis cannot approach 10^6 checks/s
+// on this machine; in memory, 10^9 per hour is never used up in a run.
+var (
+	redisQuota = quota{rate: 1_000_000, period: time.Second}
+	memQuota   = quota{rate: 1_000_000_000, period: time.Hour}
+)
+
+// The load shapes. Every Redis family that compares with peers runs c = 1,
+// 16, 64 and 256 over 10,000 keys plus a hot key at c = 64; families that
+// compare our own paths run fewer; in memory, more goroutines than the two
+// cores only add queueing, so c = 1 and 64 on both key sets.
+var (
+	redisCombos = []combo{{1, 10_000}, {16, 10_000}, {64, 10_000}, {256, 10_000}, {64, 1}}
+	fewCombos   = []combo{{1, 10_000}, {64, 10_000}, {64, 1}}
+	memCombos   = []combo{{1, 10_000}, {64, 10_000}, {1, 1}, {64, 1}}
+	quickCombos = []combo{{16, 10_000}}
+)
+
+// families returns every family in report order.
+func families() []*family {
+	return []*family{
+		{id: "ceiling", title: "Redis ceiling", redis: true, quota: redisQuota, baseline: "ceiling: EVALSHA return 1",
+			about:      "The most checks/s any one-script-per-check limiter can reach here: EVALSHA of `return 1`, plain and through go-redis v9's AutoPipeliner.",
+			contenders: []contender{ceiling(), ceilingAutoPipeline()},
+			combos:     []combo{{1, 10_000}, {16, 10_000}, {64, 10_000}, {256, 10_000}}},
+		{id: "gcra", title: "GCRA on Redis", redis: true, quota: redisQuota, baseline: "redis_rate",
+			about:      "Our GCRA store (plain client and AutoPipeliner) against redis_rate and throttled's Redis store, both GCRA.",
+			contenders: []contender{oursRedis(core.GCRA), oursAutoPipeline(), redisRate(), throttledRedis(), ceiling()},
+			combos:     redisCombos},
+		{id: "fixed", title: "Fixed window on Redis", redis: true, quota: redisQuota, baseline: "ulule (redis)",
+			about:      "Our fixed window against ulule/limiter's Redis store and sethvargo/go-redisstore (tokens per interval, refilled at interval ticks).",
+			contenders: []contender{oursRedis(core.FixedWindow), ululeRedis(), sethvargoRedis(), ceiling()},
+			combos:     redisCombos},
+		{id: "sliding", title: "Sliding window counter on Redis", redis: true, quota: redisQuota, baseline: "mennanov (redis)",
+			about:      "Our sliding window counter against mennanov/limiters' SlidingWindowRedis and go-chi/httprate with httprate-redis.",
+			contenders: []contender{oursRedis(core.SlidingWindow), mennanovRedis(), httprateRedis(), ceiling()},
+			combos:     redisCombos},
+		{id: "algorithms", title: "Our five algorithms on Redis", redis: true, quota: redisQuota, baseline: "ratelimit gcra",
+			about: "Token bucket and sliding log (no peer of the same family is included) and the other algorithms, against our GCRA.",
+			contenders: []contender{oursRedis(core.GCRA), oursRedis(core.TokenBucket), oursRedis(core.FixedWindow),
+				oursRedis(core.SlidingWindow), oursRedis(core.SlidingLog)},
+			combos: fewCombos},
+		{id: "path-redis", title: "Our request path on Redis", redis: true, quota: redisQuota, baseline: "redisstore Take",
+			about: "What the Limiter (tier, keys, 50 ms deadline) and the net/http middleware (headers, driven in-process as httptest does) add to a GCRA store call.",
+			contenders: []contender{renamed(oursRedis(core.GCRA), "redisstore Take"),
+				oursLimiter("Limiter.Allow (redis)", true, redisStoreOpener),
+				oursMiddleware("ratelimithttp (redis)", true, redisStoreOpener)},
+			combos: fewCombos},
+		{id: "memory", title: "In memory", quota: memQuota, baseline: "ratelimit memstore", sampleShift: 3,
+			about: "Our memory store, our Limiter and middleware on it, against in-process limiters.",
+			contenders: []contender{oursMemstore(), oursLimiter("Limiter.Allow (memstore)", false, memStoreOpener),
+				oursMiddleware("ratelimithttp (memstore)", false, memStoreOpener),
+				xrate(), sethvargoMemory(), ululeMemory(), throttledMemory(), httprateLocal()},
+			combos: memCombos},
+	}
+}
+
+// hasCeiling reports whether the ceiling runs in f's rounds.
+func (f *family) hasCeiling() bool {
+	for _, c := range f.contenders {
+		if c.name == ceiling().name {
+			return true
+		}
+	}
+	return false
+}
+
+// renamed is c under another name; its keys are still c's.
+func renamed(c contender, name string) contender {
+	c.keysLike, c.name = c.keysOf(), name
+	return c
+}
+
+// accuracyContenders are checked for exactness: everything that keeps its
+// state in Redis, where several app nodes share one limit. (Memory stores
+// are per process: four nodes admit four quotas by design.)
+func accuracyContenders() []contender {
+	cs := []contender{}
+	for alg := range core.SlidingLog + 1 {
+		cs = append(cs, oursRedis(alg))
+	}
+	return append(cs, redisRate(), throttledRedis(), ululeRedis(), sethvargoRedis(), mennanovRedis(), httprateRedis())
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/redis/go-redis/v9"
+
+	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/core/redisstore"
+)
+
+// Our contenders: the store alone (the cost of the algorithm), the
+// Limiter (tiers, keys, deadline), the net/http middleware (headers too),
+// on Redis and on the memory store.
+
+// algorithmBounds says how exact each of our algorithms is (accuracy cell).
+var algorithmBounds = map[core.Algorithm]boundKind{
+	core.GCRA: boundBucket, core.TokenBucket: boundBucket, core.FixedWindow: boundEpochWindows,
+	core.SlidingWindow: boundSlidingCounter, core.SlidingLog: boundLog,
+}
+
+// oursRedis is redisstore.Store.Take with one limit of algorithm alg.
+func oursRedis(alg core.Algorithm) contender {
+	return contender{name: "ratelimit " + alg.String(), ours: true, redis: true, bound: algorithmBounds[alg],
+		open: func(e env) (*instance, error) {
+			client := e.oursClient()
+			return openOursStore(e, client, alg, client.Close)
+		}}
+}
+
+// oursAutoPipeline is oursRedis(GCRA) through go-redis's AutoPipeliner,
+// which batches the EVALSHAs of concurrent goroutines into one write.
+func oursAutoPipeline() contender {
+	return contender{name: "ratelimit gcra, AutoPipeline", ours: true, redis: true, bound: boundBucket, keysLike: "ratelimit gcra",
+		open: func(e env) (*instance, error) {
+			client := e.oursClient()
+			ap, err := client.AutoPipeline()
+			if err != nil {
+				_ = client.Close()
+				return nil, err
+			}
+			return openOursStore(e, ap, core.GCRA, func() error { _ = ap.Close(); return client.Close() })
+		}}
+}
+
+// quietLogger drops redisstore.New's client warnings: the bench builds its
+// clients on purpose, and the warnings would bury the progress output.
+var quietLogger = slog.New(slog.DiscardHandler)
+
+func openOursStore(e env, s redis.Scripter, alg core.Algorithm, closeFn func() error) (*instance, error) {
+	store, err := redisstore.New(s, redisstore.WithLogger(quietLogger))
+	if err != nil {
+		_ = closeFn()
+		return nil, err
+	}
+	return storeInstance(e, store, alg, func() { _ = closeFn() })
+}
+
+// storeInstance drives store.Take directly, with the keys a KeyBuilder
+// makes, built once: what the Limiter does per request minus its policy.
+func storeInstance(e env, store core.Store, alg core.Algorithm, closeFn func()) (*instance, error) {
+	kb, err := core.NewKeyBuilder(e.ns)
+	if err != nil {
+		return nil, err
+	}
+	limits := []core.Limit{e.q.limit(alg)}
+	keys := make([][]string, e.keys)
+	for i, id := range e.ids() {
+		keys[i] = kb.AppendKeys(nil, id, limits)
+	}
+	return &instance{close: closeFn, newWorker: func() checkFunc {
+		dst := make([]core.Decision, 0, 1)
+		return func(ctx context.Context, k int) (bool, error) {
+			var err error
+			dst, err = store.Take(ctx, dst[:0], keys[k], limits, 1)
+			if err != nil {
+				return false, err
+			}
+			return dst[0].Allowed, nil
+		}
+	}}, nil
+}
+
+// oursMemstore is memstore.Store.Take.
+func oursMemstore() contender {
+	return contender{name: "ratelimit memstore", ours: true, open: func(e env) (*instance, error) {
+		store, err := memstore.New()
+		if err != nil {
+			return nil, err
+		}
+		return storeInstance(e, store, core.GCRA, func() {})
+	}}
+}
+
+// storeOpener makes the store a Limiter contender runs on, and its closer.
+type storeOpener func(e env) (core.Store, func(), error)
+
+func redisStoreOpener(e env) (core.Store, func(), error) {
+	client := e.oursClient()
+	store, err := redisstore.New(client, redisstore.WithLogger(quietLogger))
+	if err != nil {
+		_ = client.Close()
+		return nil, nil, err
+	}
+	return store, func() { _ = client.Close() }, nil
+}
+
+func memStoreOpener(env) (core.Store, func(), error) {
+	store, err := memstore.New()
+	return store, func() {}, err
+}
+
+// newLimiter is a Limiter with the cell's quota as its one tier, defaults
+// otherwise (50 ms deadline, fail open).
+func newLimiter(e env, store core.Store) (*core.Limiter, error) {
+	return core.NewLimiter(store, core.WithLimits(e.q.limit(core.GCRA)), core.WithPrefix(e.ns))
+}
+
+// gcraKeys names the contender whose keys a Limiter on Redis writes: the
+// limiter's keys are the store's, one GCRA key per client.
+func gcraKeys(redis bool) string {
+	if redis {
+		return "ratelimit gcra"
+	}
+	return ""
+}
+
+// oursLimiter is core.Limiter.Allow over the store open makes.
+func oursLimiter(name string, redis bool, open storeOpener) contender {
+	return contender{name: name, ours: true, redis: redis, bound: boundBucket, keysLike: gcraKeys(redis), open: func(e env) (*instance, error) {
+		store, closeFn, err := open(e)
+		if err != nil {
+			return nil, err
+		}
+		l, err := newLimiter(e, store)
+		if err != nil {
+			closeFn()
+			return nil, err
+		}
+		ids := e.ids()
+		return &instance{close: closeFn, newWorker: func() checkFunc {
+			return func(ctx context.Context, k int) (bool, error) {
+				res, err := l.Allow(ctx, ids[k])
+				if err == nil && res.Degraded {
+					err = res.Err // failed open: not a decision
+				}
+				return res.Allowed, err
+			}
+		}}, nil
+	}}
+}
+
+// oursMiddleware is ratelimithttp.New around a handler that does nothing,
+// driven like httptest drives a handler: no sockets, one request per check
+// from its own client address.
+func oursMiddleware(name string, redis bool, open storeOpener) contender {
+	return contender{name: name, ours: true, redis: redis, bound: boundBucket, keysLike: gcraKeys(redis), open: func(e env) (*instance, error) {
+		store, closeFn, err := open(e)
+		if err != nil {
+			return nil, err
+		}
+		l, err := newLimiter(e, store)
+		if err != nil {
+			closeFn()
+			return nil, err
+		}
+		h := ratelimithttp.New(l)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		addrs := clientAddrs(e.keys)
+		return &instance{close: closeFn, newWorker: func() checkFunc {
+			d := newHTTPDriver()
+			return func(_ context.Context, k int) (bool, error) {
+				return d.serve(h, addrs[k])
+			}
+		}}, nil
+	}}
+}
