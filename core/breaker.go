@@ -45,6 +45,20 @@ type BreakerConfig struct {
 	OpenFor time.Duration
 }
 
+// breakerConfig returns the breaker a limiter gets, if any: the one of
+// WithBreaker, else the default one unless WithoutBreaker said no or the
+// store never blocks.
+func (c *config) breakerConfig(nonBlocking bool) (BreakerConfig, bool) {
+	switch {
+	case c.breaker != nil:
+		return *c.breaker, true
+	case c.noBreaker || nonBlocking:
+		return BreakerConfig{}, false
+	}
+	cfg, _ := BreakerConfig{}.withDefaults() // the defaults are valid
+	return cfg, true
+}
+
 func (c BreakerConfig) withDefaults() (BreakerConfig, error) {
 	if c.Failures < 0 {
 		return c, fmt.Errorf("ratelimit: breaker Failures must not be negative, got %d", c.Failures)

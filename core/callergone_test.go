@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
 // countingObserver counts the decisions it hears about.
@@ -94,6 +96,8 @@ func TestErrorStatus(t *testing.T) {
 		{"client went away", context.Canceled, core.StatusClientClosedRequest},
 		{"request deadline passed", context.DeadlineExceeded, http.StatusServiceUnavailable},
 		{"key function failed", assert.AnError, http.StatusInternalServerError},
+		{"no key in the request", fmt.Errorf("composite part 0: %w", keyfunc.ErrNoKey), http.StatusBadRequest},
+		{"malformed login body", fmt.Errorf("form field: %w", keyfunc.ErrMalformed), http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

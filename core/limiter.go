@@ -38,7 +38,7 @@ type Limiter struct {
 	tiers     *tierCache // nil without a resolver
 	failure   FailureMode
 	timeout   time.Duration
-	breakers  *breakers  // nil without WithBreaker
+	breakers  *breakers  // nil with WithoutBreaker, or for a NonBlocking store
 	denied    *denyCache // nil with WithDenyCache(0)
 	fallback  Store
 	observers []Observer
@@ -97,8 +97,8 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if c.resolver != nil {
 		l.tiers = newTierCache(c.resolver, c.cacheTTL, c.cacheSize, c.now)
 	}
-	if c.breaker != nil {
-		l.breakers = newBreakers(*c.breaker, c.now, l.breakerChanged)
+	if cfg, on := c.breakerConfig(l.local); on {
+		l.breakers = newBreakers(cfg, c.now, l.breakerChanged)
 	}
 	if c.denyCache > 0 {
 		l.denied = newDenyCache(c.denyCache)

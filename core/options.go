@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -35,7 +36,8 @@ type config struct {
 	failure     FailureMode
 	now         clockFunc
 	timeout     time.Duration
-	breaker     *BreakerConfig
+	breaker     *BreakerConfig // set by WithBreaker
+	noBreaker   bool           // set by WithoutBreaker
 	denyCache   int
 	fallback    Store
 	nodes       int
@@ -163,20 +165,38 @@ func WithTimeout(d time.Duration) Option {
 	}
 }
 
-// WithBreaker puts a circuit breaker in front of the store: after
+// WithBreaker tunes the circuit breaker in front of the store, on by
+// default with the zero config's defaults for every store that may block
+// ([NonBlocking] stores, such as core/memstore, need none): after
 // cfg.Failures consecutive failures that say the store is unavailable
 // (errors wrapping [ErrStoreUnavailable], timeouts), calls fail at once
-// with no store call for cfg.OpenFor, then one probe decides. The zero
-// config means the defaults. A [Sharded] store (core/redisstore on a
-// Redis Cluster) gets one breaker per shard: a dead master fails fast for
-// its own clients only.
+// with no store call for cfg.OpenFor, then one probe decides. Without it, a
+// frozen Redis makes every request wait out the timeout. A [Sharded] store
+// (core/redisstore on a Redis Cluster) gets one breaker per shard: a dead
+// master fails fast for its own clients only. [WithoutBreaker] turns it
+// off; giving both is an error.
 func WithBreaker(cfg BreakerConfig) Option {
 	return func(c *config) error {
 		cfg, err := cfg.withDefaults()
 		if err != nil {
 			return err
 		}
+		if c.noBreaker {
+			return errors.New("ratelimit: WithBreaker and WithoutBreaker contradict each other")
+		}
 		c.breaker = &cfg
+		return nil
+	}
+}
+
+// WithoutBreaker turns the circuit breaker off ([WithBreaker]): every
+// request then asks the store, and waits out the timeout while it is down.
+func WithoutBreaker() Option {
+	return func(c *config) error {
+		if c.breaker != nil {
+			return errors.New("ratelimit: WithBreaker and WithoutBreaker contradict each other")
+		}
+		c.noBreaker = true
 		return nil
 	}
 }

@@ -111,8 +111,8 @@ func DefaultDenyHandler(w http.ResponseWriter, _ *http.Request, res Result) {
 // [WithErrorHandler], modelled on httputil.ReverseProxy's: it answers with
 // [ErrorStatus](err) and an about:blank problem that holds no error text,
 // and logs err with the request's method and path (both cut to 256 bytes:
-// they are the client's) on slog's default logger, at level Error, or
-// Debug when the client went away. A Middleware samples these lines (10 at
+// they are the client's) on slog's default logger, at level Error (Info for
+// a client's bad input, Debug when the client went away). A Middleware samples these lines (10 at
 // once, then 10 per second, the rest counted in "suppressed"), so no client
 // can flood the log; called directly, every call logs.
 func DefaultErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
@@ -121,10 +121,14 @@ func DefaultErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // logRequestError logs err, an error of a request that could not be
-// limited, through s.
+// limited, through s: at Error for a server-side failure, Info for a
+// client's bad input, Debug for a client that went away.
 func logRequestError(s *logSampler, r *http.Request, err error) {
 	level := slog.LevelError
-	if ErrorStatus(err) == StatusClientClosedRequest {
+	switch ErrorStatus(err) {
+	case http.StatusBadRequest:
+		level = slog.LevelInfo
+	case StatusClientClosedRequest:
 		level = slog.LevelDebug
 	}
 	s.emit(r.Context(), level, "ratelimit: request not limited",
@@ -134,11 +138,15 @@ func logRequestError(s *logSampler, r *http.Request, err error) {
 
 func writeRequestError(w http.ResponseWriter, err error) {
 	status := ErrorStatus(err)
-	if status == StatusClientClosedRequest {
+	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status}
+	switch status {
+	case StatusClientClosedRequest:
 		w.WriteHeader(status) // nobody reads a body
 		return
+	case http.StatusBadRequest:
+		p.Detail = "The request lacks, or carries malformed, what this API's rate limits are keyed by."
 	}
-	Problem{Type: "about:blank", Title: http.StatusText(status), Status: status}.Write(w)
+	p.Write(w)
 }
 
 // StatusClientClosedRequest (499, nginx's convention) is the status of a
@@ -147,12 +155,22 @@ func writeRequestError(w http.ResponseWriter, err error) {
 const StatusClientClosedRequest = 499
 
 // ErrorStatus returns the status of the response to a request that could
-// not be limited because of err: [StatusClientClosedRequest] when the
-// request's context was cancelled (the client went away), 503 Service
-// Unavailable when its deadline passed first (the server's own budget for
-// the request ran out), else 500 Internal Server Error.
+// not be limited because of err:
+//
+//   - 400 Bad Request when err was caused by the request itself: it has a
+//     method ClientError() bool that returns true, as keyfunc.ErrNoKey and
+//     keyfunc.ErrMalformed do (a login body without the account field, a
+//     missing API key header);
+//   - [StatusClientClosedRequest] when the request's context was cancelled
+//     (the client went away);
+//   - 503 Service Unavailable when its deadline passed first (the server's
+//     own budget for the request ran out);
+//   - 500 Internal Server Error otherwise.
 func ErrorStatus(err error) int {
+	var client interface{ ClientError() bool }
 	switch {
+	case errors.As(err, &client) && client.ClientError():
+		return http.StatusBadRequest
 	case errors.Is(err, context.Canceled):
 		return StatusClientClosedRequest
 	case errors.Is(err, context.DeadlineExceeded):

@@ -349,3 +349,40 @@ func TestDenyCacheIsOnByDefault(t *testing.T) {
 	_, err := NewLimiter(&recordingStore{}, WithLimits(PerSecond(1)), WithDenyCache(-1))
 	assert.ErrorContains(t, err, "deny cache size")
 }
+
+func TestBreakerIsOnByDefaultForStoresThatMayBlock(t *testing.T) {
+	tests := []struct {
+		name       string
+		store      func() *recordingStore
+		opts       []Option
+		storeCalls int
+	}{
+		{"blocking store, default", func() *recordingStore { return &recordingStore{err: errDown} }, nil, 5},
+		{"blocking store, WithoutBreaker", func() *recordingStore { return &recordingStore{err: errDown} }, []Option{WithoutBreaker()}, 20},
+		{"blocking store, WithBreaker(Failures 2)", func() *recordingStore { return &recordingStore{err: errDown} },
+			[]Option{WithBreaker(BreakerConfig{Failures: 2})}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := tt.store()
+			l := MustNewLimiter(store, append([]Option{WithLimits(PerSecond(1)), WithClock(newManualClock().Now)}, tt.opts...)...)
+			for range 20 {
+				res, err := l.Allow(context.Background(), "a")
+				require.NoError(t, err)
+				require.True(t, res.Degraded)
+			}
+			assert.Len(t, store.calls, tt.storeCalls)
+		})
+	}
+
+	local := MustNewLimiter(&nonBlockingStore{}, WithLimits(PerSecond(1)))
+	assert.Nil(t, local.breakers, "a store that never blocks needs no breaker")
+
+	for _, opts := range [][]Option{
+		{WithBreaker(BreakerConfig{}), WithoutBreaker()},
+		{WithoutBreaker(), WithBreaker(BreakerConfig{})},
+	} {
+		_, err := NewLimiter(&recordingStore{}, append([]Option{WithLimits(PerSecond(1))}, opts...)...)
+		assert.ErrorContains(t, err, "WithBreaker and WithoutBreaker contradict each other")
+	}
+}

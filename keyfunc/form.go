@@ -115,7 +115,7 @@ func formField(r *http.Request, name string) (string, error) {
 	}
 	query, inQuery := firstValue(r.URL, name)
 	if inBody && inQuery && body != query {
-		return "", fmt.Errorf("ratelimit: keyfunc: form field %.64q differs between body and query", name)
+		return "", fmt.Errorf("ratelimit: keyfunc: form field %.64q differs between body and query: %w", name, ErrMalformed)
 	}
 	if inBody {
 		return body, nil
@@ -152,7 +152,7 @@ func bodyField(r *http.Request, name string) (string, bool, error) {
 	case err != nil:
 		return "", false, err
 	case inForm && inObj && form != obj:
-		return "", false, fmt.Errorf("ratelimit: keyfunc: form field %.64q differs between the form and the JSON object in the body", name)
+		return "", false, fmt.Errorf("ratelimit: keyfunc: form field %.64q differs between the form and the JSON object in the body: %w", name, ErrMalformed)
 	case inForm:
 		return form, true, nil
 	}
@@ -216,7 +216,7 @@ func jsonField(buf []byte, name string) (string, bool, error) {
 		return "", false, nil
 	}
 	if matches > 1 {
-		return "", false, fmt.Errorf("ratelimit: keyfunc: form field %.64q: %d JSON members match it, ignoring case", name, matches)
+		return "", false, fmt.Errorf("ratelimit: keyfunc: form field %.64q: %d JSON members match it, ignoring case: %w", name, matches, ErrMalformed)
 	}
 	v, ok := value.(string)
 	return v, ok, nil
@@ -229,10 +229,10 @@ func peekBody(r *http.Request) ([]byte, error) {
 	buf, err := io.ReadAll(io.LimitReader(orig, MaxFormBytes+1))
 	r.Body = restoredBody{Reader: io.MultiReader(bytes.NewReader(buf), orig), Closer: orig}
 	if err != nil {
-		return nil, fmt.Errorf("ratelimit: keyfunc: read form body: %w", err)
+		return nil, fmt.Errorf("ratelimit: keyfunc: read form body: %w: %w", ErrMalformed, err)
 	}
 	if len(buf) > MaxFormBytes {
-		return nil, fmt.Errorf("ratelimit: keyfunc: form body over %d bytes", MaxFormBytes)
+		return nil, fmt.Errorf("ratelimit: keyfunc: form body over %d bytes: %w", MaxFormBytes, ErrMalformed)
 	}
 	return buf, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
 // scenarios is the table every adapter runs. Stores are frozen at now, so
@@ -111,6 +112,12 @@ func scenarios() []scenario {
 			limits: api1,
 			opts:   []core.MiddlewareOption{core.WithKeyFunc(failingKey)},
 			steps:  []step{{path: "/hello", client: alice, status: 500, problem: "about:blank", noSecrets: true}},
+		},
+		{
+			name:   "a request without what it is keyed by is the client's error: 400, not 500",
+			limits: api1,
+			opts:   []core.MiddlewareOption{core.WithKeyFunc(keyfunc.Must(keyfunc.Header("X-Account")))},
+			steps:  []step{{path: "/hello", client: alice, status: 400, problem: "about:blank", noSecrets: true}},
 		},
 		{
 			name:   "a deny handler renders denials",
