@@ -57,6 +57,7 @@ type Middleware struct {
 	ownDeny    bool // deny set by WithDenyHandler
 	ownError   bool // onError set by WithErrorHandler
 	errLog     *logSampler
+	hint       *proxyHint // nil unless keyed by RemoteAddrKey, the default
 	formats    HeaderFormat
 	now        func() time.Time
 }
@@ -74,6 +75,7 @@ func NewMiddleware(l *Limiter, opts ...MiddlewareOption) (*Middleware, error) {
 	m := &Middleware{limiter: l, key: RemoteAddrKey, deny: DefaultDenyHandler,
 		errLog: newLogSampler(nil), formats: HeadersIETF, now: time.Now}
 	m.onError = m.defaultError
+	m.hint = newProxyHint()
 	for _, opt := range opts {
 		if err := opt(m); err != nil {
 			return nil, err
@@ -125,6 +127,9 @@ func (o Outcome) Status() int {
 func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string) Outcome {
 	if m.skip != nil && m.skip(r) {
 		return Outcome{Skipped: true}
+	}
+	if m.hint != nil {
+		m.hint.observe(r)
 	}
 	id, err := m.key(r)
 	if err != nil {

@@ -12,12 +12,17 @@ type MiddlewareOption func(*Middleware) error
 
 // WithKeyFunc sets how the client of a request is identified (default
 // [RemoteAddrKey]). Any keyfunc.Func can be passed as is.
+//
+// With the default, the middleware warns once on slog's default logger when
+// requests look proxied (they carry X-Forwarded-For or Forwarded, or nine
+// in ten of the first thousand come from a few private addresses): behind a
+// proxy, every client would share the proxy's quota.
 func WithKeyFunc(fn KeyFunc) MiddlewareOption {
 	return func(m *Middleware) error {
 		if fn == nil {
 			return fmt.Errorf("ratelimit: WithKeyFunc: key func must not be nil")
 		}
-		m.key = fn
+		m.key, m.hint = fn, nil
 		return nil
 	}
 }

@@ -1,10 +1,12 @@
 package keyfunc
 
 import (
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // Limits on the proxy headers a [Func] reads. A list header (X-Forwarded-For,
@@ -116,14 +118,22 @@ func escaped(s string, i int) bool {
 
 // behindTrusted returns a Func for a header-based trust model: the client is
 // the peer, unless the peer is in ts and pick finds a client address in the
-// request.
-func behindTrusted(o options, ts trustSet, pick func(*http.Request) (netip.Addr, bool)) Func {
+// request. The first time header arrives from a peer outside ts, it warns
+// on slog's default logger: either a proxy in front is missing from ts
+// (and every client shares its quota) or a client tried to choose its
+// address.
+func behindTrusted(o options, ts trustSet, header string, pick func(*http.Request) (netip.Addr, bool)) Func {
+	header = http.CanonicalHeaderKey(header)
+	var warned atomic.Bool
 	return func(r *http.Request) (string, error) {
 		peer, err := peerAddr(r)
 		if err != nil {
 			return "", err
 		}
 		if !ts.contains(peer) {
+			if len(r.Header[header]) > 0 && !warned.Load() && warned.CompareAndSwap(false, true) {
+				warnUntrusted(header, peer)
+			}
 			return o.key(peer), nil
 		}
 		if a, ok := pick(r); ok {
@@ -131,4 +141,17 @@ func behindTrusted(o options, ts trustSet, pick func(*http.Request) (netip.Addr,
 		}
 		return o.key(peer), nil
 	}
+}
+
+// warnUntrusted logs, once per Func, a proxy header from an untrusted peer.
+// The peer is named only when it is a private or loopback address (a
+// proxy's, not a client's).
+func warnUntrusted(header string, peer netip.Addr) {
+	attrs := []any{slog.String("header", header)}
+	if peer.IsPrivate() || peer.IsLoopback() {
+		attrs = append(attrs, slog.String("peer", peer.String()))
+	}
+	slog.Warn("ratelimit: keyfunc: a proxy header arrived from a peer outside the trusted prefixes and was "+
+		"ignored: if a proxy stands in front of this server, add its prefix to the trusted ones (until then "+
+		"every client shares its quota); otherwise a client tried to choose its own address", attrs...)
 }

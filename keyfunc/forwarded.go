@@ -37,7 +37,7 @@ func Forwarded(trusted []netip.Prefix, opts ...Option) (Func, error) {
 	if err != nil {
 		return nil, err
 	}
-	return behindTrusted(o, ts, func(r *http.Request) (netip.Addr, bool) {
+	return behindTrusted(o, ts, "Forwarded", func(r *http.Request) (netip.Addr, bool) {
 		hops, cut := forwardedChain(r.Header.Values("Forwarded"))
 		return walkTrusted(hops, cut, ts)
 	}), nil

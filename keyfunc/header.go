@@ -47,7 +47,7 @@ func trustedHeader(fn, name string, trusted []netip.Prefix, opts []Option) (Func
 		return nil, err
 	}
 	key := http.CanonicalHeaderKey(name)
-	return behindTrusted(o, ts, func(r *http.Request) (netip.Addr, bool) {
+	return behindTrusted(o, ts, name, func(r *http.Request) (netip.Addr, bool) {
 		return singleAddr(r.Header[key])
 	}), nil
 }

@@ -40,7 +40,7 @@ func XForwardedFor(trusted []netip.Prefix, opts ...Option) (Func, error) {
 	if err != nil {
 		return nil, err
 	}
-	return behindTrusted(o, ts, func(r *http.Request) (netip.Addr, bool) {
+	return behindTrusted(o, ts, headerXFF, func(r *http.Request) (netip.Addr, bool) {
 		hops, cut := xffChain(r.Header.Values(headerXFF), MaxHops)
 		return walkTrusted(hops, cut, ts)
 	}), nil

@@ -1,0 +1,63 @@
+package keyfunc
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A proxy header from a peer outside the trusted prefixes is the mark of a
+// proxy missing from the list (every client then shares its quota) or of
+// a spoofing client: the Func warns once, and names the peer only when it
+// is a private address.
+func TestProxyHeaderFromAnUntrustedPeerWarnsOnce(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+
+	tests := []struct {
+		name, peer, peerInLog string
+	}{
+		{"a proxy missing from the list", "192.168.1.5:80", "peer=192.168.1.5"},
+		{"a client sending the header itself", "203.0.113.9:80", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			buf.Reset()
+			f := Must(XForwardedFor(trusted))
+			for range 3 {
+				r := httptest.NewRequest("GET", "/", nil)
+				r.RemoteAddr = tt.peer
+				r.Header.Set("X-Forwarded-For", "198.51.100.7")
+				_, err := f(r)
+				require.NoError(t, err)
+			}
+			lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+			require.Len(t, lines, 1, "once per Func")
+			assert.Contains(t, lines[0], "outside the trusted prefixes")
+			assert.NotContains(t, lines[0], "198.51.100.7")
+			if tt.peerInLog != "" {
+				assert.Contains(t, lines[0], tt.peerInLog)
+			} else {
+				assert.NotContains(t, lines[0], "203.0.113.9", "a public peer is a client: not logged")
+			}
+		})
+	}
+
+	buf.Reset()
+	f := Must(XForwardedFor(trusted))
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "10.1.2.3:80"
+	r.Header.Set("X-Forwarded-For", "198.51.100.7")
+	_, err := f(r)
+	require.NoError(t, err)
+	assert.Empty(t, buf.String(), "a trusted proxy's header is the normal case")
+}
