@@ -4,10 +4,10 @@ PKGS    ?= ./...
 TESTFLAGS ?= -race -shuffle=on -timeout 20m
 BENCHFLAGS ?=
 
-.PHONY: test vet fmt-check unit bench bench-micro demo redis
+.PHONY: test vet fmt-check unit bench bench-micro demo redis promtool
 
 ## test: vet, format check and every test under -race, with real Redis servers.
-test: redis fmt-check vet
+test: redis promtool fmt-check vet
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
 ## unit: the tests that need no Redis (-short skips the Redis ones).
@@ -16,6 +16,9 @@ unit:
 
 redis:
 	@scripts/ensure-redis.sh
+
+promtool:
+	@scripts/ensure-promtool.sh
 
 vet:
 	$(GO) vet $(PKGS)

@@ -11,7 +11,7 @@ import (
 // BenchmarkDecided measures what the Collector adds to every request.
 func BenchmarkDecided(b *testing.B) {
 	metrics := ratelimitprom.MustNew()
-	ctx := ratelimitprom.WithRoute(context.Background(), "/users/:id")
+	ctx := context.Background()
 	res := core.Result{Allowed: true, Tier: "free", Decisions: []core.Decision{
 		{Allowed: true, Limit: core.PerSecond(10).WithName("per-second"), Remaining: 5},
 		{Allowed: true, Limit: core.PerDay(1000).WithName("daily"), Remaining: 500},
@@ -19,7 +19,7 @@ func BenchmarkDecided(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			metrics.Decided(ctx, core.Request{Identity: "a", Cost: 1}, res)
+			metrics.Decided(ctx, core.Request{Identity: "a", Cost: 1, Route: "/users/:id"}, res)
 		}
 	})
 }

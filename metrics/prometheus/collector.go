@@ -112,9 +112,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 // Decided implements [core.Observer]: it counts res under its tier, its
 // binding limit ([core.Result.Binding]: the limit that denied, or the one
-// closest to exhaustion), the route from ctx ([WithRoute]) and its result.
-func (c *Collector) Decided(ctx context.Context, _ core.Request, res core.Result) {
-	route := c.routes.label(RouteFrom(ctx))
+// closest to exhaustion), the route template of req ([core.Request].Route,
+// capped by [WithMaxRoutes]) and its result.
+func (c *Collector) Decided(_ context.Context, req core.Request, res core.Result) {
+	route := c.routes.label(req.Route)
 	c.requests.WithLabelValues(res.Tier, res.Binding().Limit.Name, route, result(res)).Inc()
 }
 

@@ -85,13 +85,13 @@ func TestCollectorLabelsTheBindingLimitAndTier(t *testing.T) {
 		core.WithTier("pro", core.PerSecond(100).WithName("burst")),
 		core.WithObserver(metrics))
 	require.NoError(t, err)
-	ctx := ratelimitprom.WithRoute(context.Background(), "/search")
+	ctx := context.Background()
 
 	for range 3 {
-		_, err := l.Take(ctx, core.Request{Identity: "a", Tier: "free", Cost: 1})
+		_, err := l.Take(ctx, core.Request{Identity: "a", Tier: "free", Cost: 1, Route: "/search"})
 		require.NoError(t, err)
 	}
-	_, err = l.Take(ctx, core.Request{Identity: "b", Tier: "pro", Cost: 1})
+	_, err = l.Take(ctx, core.Request{Identity: "b", Tier: "pro", Cost: 1, Route: "/search"})
 	require.NoError(t, err)
 
 	want := `
@@ -130,8 +130,7 @@ func TestCollectorRouteCapHoldsUnderConcurrency(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := range routesPerWorker {
-				ctx := ratelimitprom.WithRoute(context.Background(), fmt.Sprintf("/w%d/r%d", w, i))
-				metrics.Decided(ctx, core.Request{}, res)
+				metrics.Decided(context.Background(), core.Request{Route: fmt.Sprintf("/w%d/r%d", w, i)}, res)
 			}
 		})
 	}
@@ -228,9 +227,4 @@ func TestNewRejectsBadOptions(t *testing.T) {
 			assert.True(t, strings.HasPrefix(err.Error(), "ratelimit: "), err.Error())
 		})
 	}
-}
-
-func TestRouteFromWithoutRouteIsEmpty(t *testing.T) {
-	assert.Equal(t, "", ratelimitprom.RouteFrom(context.Background()))
-	assert.Equal(t, "/x", ratelimitprom.RouteFrom(ratelimitprom.WithRoute(context.Background(), "/x")))
 }

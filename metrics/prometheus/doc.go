@@ -5,11 +5,15 @@
 // A [Collector] is both a [core.Observer] (give it to the limiter with
 // [core.WithObserver]) and a [prometheus.Collector] (register it yourself):
 //
-//	metrics := ratelimitprom.New()
+//	metrics := ratelimitprom.MustNew()
+//	reg := prometheus.NewRegistry() // or prometheus.DefaultRegisterer
 //	reg.MustRegister(metrics)
 //	limiter, err := core.NewLimiter(metrics.InstrumentStore(store),
 //		core.WithLimits(core.PerSecond(10)),
 //		core.WithObserver(metrics))
+//
+// and serve reg with promhttp.HandlerFor. [New] is the variant that returns
+// an invalid option as an error; [MustNew] panics on one.
 //
 // The metrics (docs/operations.md, "Metrics reference"):
 //
@@ -18,9 +22,11 @@
 //	ratelimit_breaker_state                              gauge (0 closed, 1 open, 2 half-open)
 //	ratelimit_breaker_transitions_total{from, to}        counter
 //
-// The route of a request is not part of [core.Request]: put the matched
-// route template into the request's context with [WithRoute] before the
-// limiter runs. Label values are bounded: tiers and limit names come from
-// the limiter's configuration, and at most [DefaultMaxRoutes] distinct
-// routes ([WithMaxRoutes]) get a label of their own.
+// The route label is [core.Request].Route: the route template the
+// framework adapter matched ("/users/:id" for gin and echo, "/users/{id}"
+// for chi, "GET /users/{id}" for http.ServeMux), or whatever a caller of
+// [core.Limiter.Take] puts there; "" when no route matched. Label values
+// are bounded: tiers and limit names come from the limiter's
+// configuration, and at most [DefaultMaxRoutes] distinct routes
+// ([WithMaxRoutes]) get a label of their own.
 package ratelimitprom

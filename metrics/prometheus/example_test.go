@@ -2,14 +2,15 @@ package ratelimitprom_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
@@ -25,10 +26,11 @@ func Example() {
 		core.WithLimits(core.PerMinute(2).WithName("per-minute")),
 		core.WithObserver(metrics))
 
-	// The route template the request matched; adapters know it.
-	ctx := ratelimitprom.WithRoute(context.Background(), "/users/{id}")
-	for range 3 {
-		_, _ = limiter.Allow(ctx, "203.0.113.7")
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /users/{id}", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	handler := ratelimithttp.Handler(mux, limiter) // the adapter reports the route template
+	for _, path := range []string{"/users/1", "/users/2", "/users/3"} {
+		handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
 	}
 
 	// What Prometheus scrapes from promhttp.HandlerFor(reg, ...).
@@ -42,7 +44,7 @@ func Example() {
 		}
 	}
 	// Output:
-	// ratelimit_requests_total{limit="per-minute",result="allowed",route="/users/{id}",tier="default"} 2
-	// ratelimit_requests_total{limit="per-minute",result="denied",route="/users/{id}",tier="default"} 1
+	// ratelimit_requests_total{limit="per-minute",result="allowed",route="GET /users/{id}",tier="default"} 2
+	// ratelimit_requests_total{limit="per-minute",result="denied",route="GET /users/{id}",tier="default"} 1
 	// ratelimit_store_duration_seconds_count{result="ok"} 3
 }

@@ -8,9 +8,7 @@ import (
 
 // InstrumentStoreWithClock is InstrumentStore timed by now, for tests.
 func (c *Collector) InstrumentStoreWithClock(s core.Store, now func() time.Time) core.Store {
-	ts := c.InstrumentStore(s).(*timedStore)
-	ts.now = now
-	return ts
+	return c.instrumentStore(s, now)
 }
 
 // StoreResult exports storeResult to the tests.

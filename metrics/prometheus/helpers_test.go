@@ -15,7 +15,6 @@ import (
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/storetest"
-	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
 )
 
 func newMemstore(t *testing.T, c *storetest.Clock) *memstore.Store {
@@ -52,12 +51,8 @@ func (s *switchStore) Take(ctx context.Context, dst []core.Decision, keys []stri
 // takeN makes n requests of identity on route through l.
 func takeN(t *testing.T, l *core.Limiter, route, identity string, n int) {
 	t.Helper()
-	ctx := context.Background()
-	if route != "" {
-		ctx = ratelimitprom.WithRoute(ctx, route)
-	}
 	for range n {
-		_, err := l.Take(ctx, core.Request{Identity: identity, Cost: 1})
+		_, err := l.Take(context.Background(), core.Request{Identity: identity, Cost: 1, Route: route})
 		require.NoError(t, err)
 	}
 }

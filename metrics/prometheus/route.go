@@ -1,30 +1,11 @@
 package ratelimitprom
 
-import (
-	"context"
-	"sync"
-)
+import "sync"
 
 // OverflowRoute is the route label of requests whose route came after the
 // first [WithMaxRoutes] distinct ones. It cannot be a route template, which
 // starts with "/" (or a method or host, as in "GET /users/{id}").
 const OverflowRoute = "_other"
-
-type routeKey struct{}
-
-// WithRoute returns ctx carrying route, the route template the request
-// matched ("/users/:id"; never the raw path, whose values are unbounded).
-// The [Collector] reads it in [Collector.Decided] for the route label;
-// without it the label is "".
-func WithRoute(ctx context.Context, route string) context.Context {
-	return context.WithValue(ctx, routeKey{}, route)
-}
-
-// RouteFrom returns the route stored in ctx by [WithRoute], or "".
-func RouteFrom(ctx context.Context) string {
-	route, _ := ctx.Value(routeKey{}).(string)
-	return route
-}
 
 // routeSet admits at most max distinct routes as label values. Lookups of
 // known routes take no lock.

@@ -24,9 +24,28 @@ const (
 // InstrumentStore returns s timed by c: every Take is observed in
 // ratelimit_store_duration_seconds, under its result. Give the returned
 // store to [core.NewLimiter]; requests decided without a store call (deny
-// cache, open breaker) are not observed.
+// cache, open breaker) are not observed. The returned store implements
+// [core.NonBlocking] and [core.Sharded] when s does, so the limiter treats
+// it as it would treat s (no timeout for a memory store, one breaker per
+// Redis Cluster master).
 func (c *Collector) InstrumentStore(s core.Store) core.Store {
-	return &timedStore{store: s, c: c, now: time.Now}
+	return c.instrumentStore(s, time.Now)
+}
+
+// instrumentStore is [Collector.InstrumentStore] timed by now.
+func (c *Collector) instrumentStore(s core.Store, now func() time.Time) core.Store {
+	ts := &timedStore{store: s, c: c, now: now}
+	sh, sharded := s.(core.Sharded)
+	_, local := s.(core.NonBlocking)
+	switch {
+	case sharded && local:
+		return timedLocalSharded{timedSharded{ts, sh}}
+	case sharded:
+		return timedSharded{ts, sh}
+	case local:
+		return timedLocal{ts}
+	}
+	return ts
 }
 
 // timedStore is a [core.Store] that times the Take of another.
@@ -35,6 +54,27 @@ type timedStore struct {
 	c     *Collector
 	now   func() time.Time
 }
+
+// timedLocal is a timedStore over a [core.NonBlocking] store.
+type timedLocal struct{ *timedStore }
+
+// NonBlocking implements [core.NonBlocking].
+func (timedLocal) NonBlocking() {}
+
+// timedSharded is a timedStore over a [core.Sharded] store.
+type timedSharded struct {
+	*timedStore
+	sharded core.Sharded
+}
+
+// Shard implements [core.Sharded].
+func (s timedSharded) Shard(key string) string { return s.sharded.Shard(key) }
+
+// timedLocalSharded is a timedStore over a store that is both.
+type timedLocalSharded struct{ timedSharded }
+
+// NonBlocking implements [core.NonBlocking].
+func (timedLocalSharded) NonBlocking() {}
 
 // Take implements [core.Store].
 func (s *timedStore) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {

@@ -105,3 +105,44 @@ func TestStoreResult(t *testing.T) {
 		})
 	}
 }
+
+// shardedStore is a [core.Sharded] store whose every key is on shard.
+type shardedStore struct {
+	core.Store
+	shard string
+}
+
+func (s shardedStore) Shard(string) string { return s.shard }
+
+// localShardedStore is both [core.Sharded] and [core.NonBlocking].
+type localShardedStore struct{ shardedStore }
+
+func (localShardedStore) NonBlocking() {}
+
+func TestInstrumentStoreKeepsTheKindOfStore(t *testing.T) {
+	mem := newMemstore(t, storetest.NewClock())
+	tests := []struct {
+		name      string
+		store     core.Store
+		local     bool
+		wantShard string // "" when the store is not Sharded
+	}{
+		{"plain store", &switchStore{next: mem}, false, ""},
+		{"NonBlocking memstore", mem, true, ""},
+		{"Sharded store", shardedStore{Store: mem, shard: "10.0.0.1:7000"}, false, "10.0.0.1:7000"},
+		{"NonBlocking and Sharded store", localShardedStore{shardedStore{Store: mem, shard: "a"}}, true, "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := ratelimitprom.MustNew().InstrumentStore(tt.store)
+
+			_, local := s.(core.NonBlocking)
+			assert.Equal(t, tt.local, local, "core.NonBlocking")
+			sh, sharded := s.(core.Sharded)
+			require.Equal(t, tt.wantShard != "", sharded, "core.Sharded")
+			if sharded {
+				assert.Equal(t, tt.wantShard, sh.Shard("rl:{client}:limit"))
+			}
+		})
+	}
+}
