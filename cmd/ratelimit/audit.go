@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -16,12 +17,16 @@ import (
 
 const auditUsage = `usage: ratelimit audit [flags]
 
-Scans every key under the prefix with SCAN (never KEYS; on a Cluster, every
-master) and reports the key count, memory (MEMORY USAGE on a sample), the
-TTL distribution, keys per limit and algorithm, and every key without a TTL
-or whose Redis type does not match its algorithm tag. The limiter gives
-every key it writes a TTL, so a key without one was written by something
-else or by a bug: the exit status is 1 when there is any.
+Scans every key under the prefix and its sub-prefixes (P:*: "rl" covers
+rl:{...} and rl:api:{...}, rl:login:{...}) with SCAN (never KEYS; on a
+Cluster, every master) and reports the key count, memory (MEMORY USAGE on a
+sample), the TTL distribution, keys per prefix, limit and algorithm, and
+every key without a TTL or whose Redis type does not match its algorithm
+tag. The limiter gives every key it writes a TTL, so a key without one was
+written by something else or by a bug: the exit status is 1 when there is
+any. No key at all is a warning, with exit status 3: a wrong server,
+prefix or db looks exactly like that. --top N lists the N clients with the
+most keys.
 
 Flags:
 `
@@ -29,10 +34,12 @@ Flags:
 type auditFlags struct {
 	sample int
 	list   int
+	top    int
 	count  int64
 }
 
-func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runAudit(ctx context.Context, args []string, e env) int {
+	stdout, stderr := e.stdout, e.stderr
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var conn connFlags
@@ -40,18 +47,19 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var af auditFlags
 	fs.IntVar(&af.sample, "sample", 100, "run MEMORY USAGE on the first `N` keys of each node (0: skip memory)")
 	fs.IntVar(&af.list, "list", 100, "list at most `N` keys of each finding")
+	fs.IntVar(&af.top, "top", 0, "list the `N` clients (prefix and hash tag) with the most keys, then the longest TTL")
 	fs.Int64Var(&af.count, "count", scanCount, "SCAN COUNT hint: keys examined per `call`")
 	fs.Usage = func() { fmt.Fprint(stderr, auditUsage); fs.PrintDefaults() }
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
 	}
-	if len(pos) != 0 || af.sample < 0 || af.list < 0 || af.count <= 0 {
-		fmt.Fprintln(stderr, "ratelimit: audit takes no arguments; --sample and --list must not be negative, --count must be positive")
+	if len(pos) != 0 || af.sample < 0 || af.list < 0 || af.top < 0 || af.count <= 0 {
+		fmt.Fprintln(stderr, "ratelimit: audit takes no arguments; --sample, --list and --top must not be negative, --count must be positive")
 		fs.Usage()
 		return exitError
 	}
-	t, err := conn.open(ctx)
+	t, err := conn.open(ctx, e)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -63,9 +71,13 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	rep.print(stdout, t, af)
 	if n := rep.noTTL.n + rep.wrongType.n; n > 0 {
-		fmt.Fprintf(stderr, "ratelimit: audit found %d keys without TTL and %d of the wrong type under prefix %q\n",
+		fmt.Fprintf(stderr, "ratelimit: audit found %d keys without TTL and %d of the wrong type under prefix %q and its sub-prefixes\n",
 			rep.noTTL.n, rep.wrongType.n, t.prefix)
 		return exitFindings
+	}
+	if rep.keys == 0 {
+		t.warnNoKeys(ctx, stderr)
+		return exitNoKeys
 	}
 	return exitOK
 }
@@ -80,8 +92,9 @@ type report struct {
 	vanished     int64 // expired between SCAN and the look at them
 	noTTLKeys    int64
 	ttl          []int64 // per ttlBuckets, then one more for longer
-	byLimit      map[string]int64
-	unrecognised int64
+	byPrefix     map[string]*prefixCount
+	untagged     int64                   // keys without a <prefix>:{<tag>} head
+	clients      map[string]*clientCount // by "<prefix>:{<tag>}", for --top
 	sampled      int64
 	sampledBytes int64
 	noTTL        finding
@@ -91,6 +104,22 @@ type report struct {
 type nodeCount struct {
 	addr string
 	keys int64
+}
+
+// A prefixCount counts the keys of one prefix.
+type prefixCount struct {
+	keys         int64
+	byLimit      map[string]int64 // "<limit name> <algorithm>"
+	unrecognised int64            // a tag, but not a limit name and algorithm tag after it
+}
+
+// A clientCount counts the keys of one client of one limiter, for --top.
+type clientCount struct {
+	prefix string
+	tag    string
+	keys   int64
+	maxTTL time.Duration // -1: a key without TTL
+	limits map[string]bool
 }
 
 // A finding counts keys with a problem and keeps the first few.
@@ -107,7 +136,7 @@ func (f *finding) add(key string, max int) {
 }
 
 func newReport() *report {
-	return &report{ttl: make([]int64, len(ttlBuckets)+1), byLimit: map[string]int64{}}
+	return &report{ttl: make([]int64, len(ttlBuckets)+1), byPrefix: map[string]*prefixCount{}, clients: map[string]*clientCount{}}
 }
 
 // audit scans every node and merges the reports.
@@ -132,14 +161,14 @@ func (t *target) audit(ctx context.Context, af auditFlags) (*report, error) {
 func (t *target) auditNode(ctx context.Context, node *redis.Client, af auditFlags) (*report, error) {
 	rep := newReport()
 	rep.nodes = []nodeCount{{addr: node.Options().Addr}}
-	err := scan(ctx, node, t.prefixPattern(), af.count, func(keys []string) error {
-		return t.auditBatch(ctx, node, keys, rep, af)
+	err := scan(ctx, node, t.familyPattern(), af.count, func(keys []string) error {
+		return auditBatch(ctx, node, keys, rep, af)
 	})
 	rep.nodes[0].keys = rep.keys
 	return rep, err
 }
 
-func (t *target) auditBatch(ctx context.Context, node *redis.Client, keys []string, rep *report, af auditFlags) error {
+func auditBatch(ctx context.Context, node *redis.Client, keys []string, rep *report, af auditFlags) error {
 	pipe := node.Pipeline()
 	ttls := make([]*redis.Cmd, len(keys))
 	types := make([]*redis.StatusCmd, len(keys))
@@ -163,7 +192,7 @@ func (t *target) auditBatch(ctx context.Context, node *redis.Client, keys []stri
 			rep.vanished++
 			continue
 		}
-		rep.count(t, k, types[i].Val(), ttl, af.list)
+		rep.count(k, types[i].Val(), ttl, af)
 		if mems[i] != nil && mems[i].Err() == nil {
 			rep.sampled++
 			rep.sampledBytes += mems[i].Val()
@@ -173,22 +202,66 @@ func (t *target) auditBatch(ctx context.Context, node *redis.Client, keys []stri
 }
 
 // count adds one key of Redis type typ and PTTL ttl (ms, -1 for none).
-func (r *report) count(t *target, key, typ string, ttl int64, list int) {
+func (r *report) count(key, typ string, ttl int64, af auditFlags) {
 	r.keys++
+	d := time.Duration(ttl) * time.Millisecond
 	if ttl == -1 {
 		r.noTTLKeys++
-		r.noTTL.add(key, list)
+		r.noTTL.add(key, af.list)
+		d = -1
 	} else {
-		r.ttl[ttlBucket(time.Duration(ttl)*time.Millisecond)]++
+		r.ttl[ttlBucket(d)]++
 	}
-	name := t.parseKey(key)
-	if !name.ok {
-		r.unrecognised++
+	name := parseKey(key)
+	if !name.hasTag {
+		r.untagged++
 		return
 	}
-	r.byLimit[name.limit+" "+name.algorithm.String()]++
-	if typ != redisType(name.algorithm) {
-		r.wrongType.add(key+" ("+typ+")", list)
+	pc := r.prefix(name.prefix)
+	pc.keys++
+	limit := "(not a limiter key)"
+	if name.ok {
+		limit = name.limit + " " + name.algorithm.String()
+		pc.byLimit[limit]++
+		if typ != redisType(name.algorithm) {
+			r.wrongType.add(key+" ("+typ+")", af.list)
+		}
+	} else {
+		pc.unrecognised++
+	}
+	if af.top > 0 {
+		r.client(name.prefix, name.tag).add(1, d, limit)
+	}
+}
+
+func (r *report) prefix(p string) *prefixCount {
+	pc := r.byPrefix[p]
+	if pc == nil {
+		pc = &prefixCount{byLimit: map[string]int64{}}
+		r.byPrefix[p] = pc
+	}
+	return pc
+}
+
+// client returns the counts of the client with keys <prefix>:{<tag>}:*.
+func (r *report) client(prefix, tag string) *clientCount {
+	head := prefix + ":{" + tag + "}"
+	cc := r.clients[head]
+	if cc == nil {
+		cc = &clientCount{prefix: prefix, tag: tag, limits: map[string]bool{}}
+		r.clients[head] = cc
+	}
+	return cc
+}
+
+// add counts n keys of the client whose longest TTL is ttl (-1: none).
+func (c *clientCount) add(n int64, ttl time.Duration, limits ...string) {
+	if c.keys == 0 || longerTTL(ttl, c.maxTTL) {
+		c.maxTTL = ttl
+	}
+	c.keys += n
+	for _, l := range limits {
+		c.limits[l] = true
 	}
 }
 
@@ -210,10 +283,18 @@ func (r *report) merge(o *report, list int) {
 	for i, n := range o.ttl {
 		r.ttl[i] += n
 	}
-	for k, n := range o.byLimit {
-		r.byLimit[k] += n
+	for p, opc := range o.byPrefix {
+		pc := r.prefix(p)
+		pc.keys += opc.keys
+		pc.unrecognised += opc.unrecognised
+		for k, n := range opc.byLimit {
+			pc.byLimit[k] += n
+		}
 	}
-	r.unrecognised += o.unrecognised
+	r.untagged += o.untagged
+	for _, occ := range o.clients {
+		r.client(occ.prefix, occ.tag).add(occ.keys, occ.maxTTL, slices.Collect(maps.Keys(occ.limits))...)
+	}
 	r.sampled += o.sampled
 	r.sampledBytes += o.sampledBytes
 	r.noTTL.merge(o.noTTL, list)
@@ -227,7 +308,7 @@ func (f *finding) merge(o finding, list int) {
 
 // print writes the report for people.
 func (r *report) print(w io.Writer, t *target, af auditFlags) {
-	fmt.Fprintf(w, "audit of prefix %q on %s\n", t.prefix, t.desc)
+	fmt.Fprintf(w, "audit of prefix %q and its sub-prefixes (%s:*) on %s\n", t.prefix, t.prefix, t.desc)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if len(r.nodes) > 1 {
 		for _, n := range r.nodes {
@@ -245,19 +326,24 @@ func (r *report) print(w io.Writer, t *target, af auditFlags) {
 		fmt.Fprintf(tw, "  <= %s\t%d\n", fmtDuration(max), r.ttl[i])
 	}
 	fmt.Fprintf(tw, "  > %s\t%d\n", fmtDuration(ttlBuckets[len(ttlBuckets)-1]), r.ttl[len(ttlBuckets)])
-	fmt.Fprintln(tw, "keys by limit and algorithm\t")
-	names := make([]string, 0, len(r.byLimit))
-	for k := range r.byLimit {
-		names = append(names, k)
+	fmt.Fprintln(tw, "keys by prefix, limit and algorithm\t")
+	for _, p := range slices.Sorted(maps.Keys(r.byPrefix)) {
+		pc := r.byPrefix[p]
+		fmt.Fprintf(tw, "  %s\t%d\n", p, pc.keys)
+		for _, k := range slices.Sorted(maps.Keys(pc.byLimit)) {
+			fmt.Fprintf(tw, "    %s\t%d\n", k, pc.byLimit[k])
+		}
+		if pc.unrecognised > 0 {
+			fmt.Fprintf(tw, "    (not a limiter key)\t%d\n", pc.unrecognised)
+		}
 	}
-	slices.Sort(names)
-	for _, k := range names {
-		fmt.Fprintf(tw, "  %s\t%d\n", k, r.byLimit[k])
-	}
-	if r.unrecognised > 0 {
-		fmt.Fprintf(tw, "  (not a limiter key)\t%d\n", r.unrecognised)
+	if r.untagged > 0 {
+		fmt.Fprintf(tw, "  (not a limiter key)\t%d\n", r.untagged)
 	}
 	_ = tw.Flush()
+	if af.top > 0 {
+		r.printTop(w, af.top)
+	}
 	r.noTTL.print(w, "keys without TTL")
 	r.wrongType.print(w, "keys whose Redis type does not match their algorithm tag")
 }

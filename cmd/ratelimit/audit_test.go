@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -72,7 +75,7 @@ func TestAuditStandalone(t *testing.T) {
 			if tt.wantCode == exitFindings {
 				assert.Contains(t, stderr, "ratelimit: audit found")
 			} else {
-				assert.Empty(t, stderr)
+				assert.Equal(t, serverLine(srv.Addr()), stderr, "only the server line")
 			}
 		})
 	}
@@ -94,6 +97,9 @@ func TestAuditCluster(t *testing.T) {
 	code, stdout, stderr := cli(t, "audit", "--cluster", strings.Join(cluster.Addrs(), ","), "--prefix", prefix, "--sample", "5")
 
 	assert.Equal(t, exitFindings, code)
+	masters := cluster.Addrs()
+	slices.Sort(masters)
+	assert.True(t, strings.HasPrefix(stderr, "redis cluster 3 masters: "+strings.Join(masters, ",")+"\n"), "server line first")
 	assert.Contains(t, stderr, "ratelimit: audit found 1 keys without TTL")
 	assert.Regexp(t, line("keys", fmt.Sprint(clients+1)), stdout)
 	assert.Equal(t, 3, strings.Count(stdout, "\nnode "), "one line per master")
@@ -117,4 +123,118 @@ func TestAuditListsAtMostListKeys(t *testing.T) {
 	assert.Contains(t, stdout, "keys without TTL: 5\n")
 	assert.Contains(t, stdout, "  ... and 3 more (--list)\n")
 	assert.Regexp(t, line("memory", "not sampled (--sample 0)"), stdout)
+}
+
+func TestAuditCoversTheSubPrefixes(t *testing.T) {
+	srv := redistest.Standalone(t)
+	client := srv.Client(t)
+	root := redistest.Prefix(t)
+	cleanPrefix(t, client, root)
+	api := newLimiter(t, client, root+":api", core.PerSecond(10).WithName("burst"), core.PerDay(1000).WithName("daily").WithAlgorithm(core.FixedWindow))
+	login := newLimiter(t, client, root+":login", core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog))
+	for i := range 3 {
+		take(t, api, fmt.Sprintf("203.0.113.%d", i), 1)
+	}
+	take(t, login, core.Identity("form:abc", "203.0.113.1"), 1)
+	conn := []string{"--redis", "redis://" + srv.Addr()}
+
+	t.Run("the root prefix finds every limiter", func(t *testing.T) {
+		code, stdout, stderr := cli(t, append([]string{"audit", "--prefix", root}, conn...)...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stdout, fmt.Sprintf("audit of prefix %q and its sub-prefixes (%s:*)", root, root))
+		assert.Regexp(t, line("keys", "7"), stdout)
+		assert.Regexp(t, line(root+":api", "6"), stdout)
+		assert.Regexp(t, line("burst gcra", "3"), stdout)
+		assert.Regexp(t, line("daily fixed_window", "3"), stdout)
+		assert.Regexp(t, line(root+":login", "1"), stdout)
+		assert.Regexp(t, line("login sliding_log", "1"), stdout)
+		assert.NotContains(t, stdout, "not a limiter key")
+	})
+	t.Run("--prefix narrows to one limiter", func(t *testing.T) {
+		code, stdout, stderr := cli(t, append([]string{"audit", "--prefix", root + ":login"}, conn...)...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Regexp(t, line("keys", "1"), stdout)
+		assert.Regexp(t, line(root+":login", "1"), stdout)
+		assert.NotContains(t, stdout, root+":api")
+	})
+}
+
+func TestAuditWithDefaultFlags(t *testing.T) {
+	srv := redistest.Dedicated(t) // an empty server of its own, for the default prefix "rl"
+	client := srv.Client(t)
+	vars := map[string]string{"REDIS_URL": "redis://" + srv.Addr()}
+
+	t.Run("no keys: a warning with hints, exit 3", func(t *testing.T) {
+		code, stdout, stderr := cliEnv(t, vars, "audit")
+		assert.Equal(t, exitNoKeys, code)
+		assert.Regexp(t, line("keys", "0"), stdout)
+		assert.True(t, strings.HasPrefix(stderr, "redis standalone "+srv.Addr()+" db 0 (from $REDIS_URL)\n"), "server line first")
+		assert.Contains(t, stderr, `ratelimit: WARNING: no keys under prefix "rl" or its sub-prefixes (rl:*) on standalone `+srv.Addr()+", from $REDIS_URL\n")
+		assert.Contains(t, stderr, "  wrong server? point --redis URL")
+		assert.Contains(t, stderr, "  db 0 of this server holds no keys at all\n")
+		assert.Contains(t, stderr, "  idle? keys expire once their client is back at full quota")
+	})
+	t.Run("keys in another db and under another prefix: named", func(t *testing.T) {
+		other := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: 2})
+		t.Cleanup(func() { _ = other.Close() })
+		require.NoError(t, other.Set(context.Background(), "rl:{alice}:burst:g", "1", time.Hour).Err())
+		require.NoError(t, client.Set(context.Background(), "ratelimit:{alice}:burst:g", "1", time.Hour).Err())
+		t.Cleanup(func() { client.FlushAll(context.Background()) })
+
+		code, _, stderr := cliEnv(t, vars, "audit")
+		assert.Equal(t, exitNoKeys, code)
+		assert.Contains(t, stderr, "  wrong prefix? db 0 holds 1 key, none under rl:; give --prefix the limiters' core.WithPrefix\n")
+		assert.Contains(t, stderr, "  different db? db 2 holds 1 key: add /2 to the URL (redis://host:port/2)\n")
+	})
+	t.Run("the reference API's prefixes are found", func(t *testing.T) {
+		api := newLimiter(t, client, "rl:api", core.PerSecond(10).WithName("burst"))
+		login := newLimiter(t, client, "rl:login", core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog))
+		hook := newLimiter(t, client, "rl:hook", core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow})
+		take(t, api, "203.0.113.7", 1)
+		take(t, api, "203.0.113.8", 1)
+		take(t, login, core.Identity("form:abc", "203.0.113.7"), 1)
+		take(t, hook, "path:github", 1)
+		t.Cleanup(func() { client.FlushAll(context.Background()) })
+
+		code, stdout, stderr := cliEnv(t, vars, "audit")
+		require.Equal(t, exitOK, code, stderr)
+		assert.Regexp(t, line("keys", "4"), stdout)
+		assert.Regexp(t, line("rl:api", "2"), stdout)
+		assert.Regexp(t, line("rl:login", "1"), stdout)
+		assert.Regexp(t, line("rl:hook", "1"), stdout)
+		assert.Regexp(t, line("webhook sliding_window", "1"), stdout)
+		assert.NotContains(t, stderr, "WARNING")
+	})
+}
+
+func TestAuditTopListsTheBusiestClients(t *testing.T) {
+	srv := redistest.Standalone(t)
+	client := srv.Client(t)
+	prefix := redistest.Prefix(t)
+	cleanPrefix(t, client, prefix)
+	// Two limiters on one prefix: a client of both has two keys.
+	hourlyOnly := newLimiter(t, client, prefix, hourly)
+	dailyOnly := newLimiter(t, client, prefix, daily)
+	take(t, hourlyOnly, "both", 1)
+	take(t, dailyOnly, "both", 1)
+	take(t, hourlyOnly, "heavy", 5) // its GCRA key lives 5 × 36 s
+	take(t, hourlyOnly, "light", 1) // 36 s
+	take(t, hourlyOnly, "user with spaces", 2)
+	conn := []string{"--redis", "redis://" + srv.Addr(), "--prefix", prefix}
+
+	code, stdout, stderr := cli(t, append([]string{"audit", "--top", "3"}, conn...)...)
+
+	require.Equal(t, exitOK, code, stderr)
+	head := func(tag string) string { return regexp.QuoteMeta(prefix + ":{" + tag + "}") }
+	assert.Regexp(t, `(?s)top 3 clients by keys, then longest TTL \(of 4\):\n`+
+		`\s+KEYS\s+LONGEST TTL\s+CLIENT\s+LIMITS\n`+
+		`\s+2\s+23h59m\S*\s+`+head("both")+`\s+daily sliding_log, hourly gcra\n`+
+		`\s+1\s+(2m5\d|3m)\S*\s+`+head("heavy")+`\s+hourly gcra\n`+
+		`\s+1\s+1m\S*\s+`+head(core.SafeIdentity("user with spaces"))+`\s+hourly gcra\n`+
+		`  \(CLIENT is PREFIX:\{TAG\}; inspect the first with: ratelimit inspect --prefix '`+prefix+`' --tag 'both'\)\n`, stdout)
+	assert.NotContains(t, stdout, "{light}", "fourth: beyond --top 3")
+
+	code, stdout, _ = cli(t, append([]string{"audit"}, conn...)...)
+	require.Equal(t, exitOK, code)
+	assert.NotContains(t, stdout, "top ", "no --top, no list")
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,11 +42,11 @@ type connFlags struct {
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.redisURL, "redis", "", "standalone server `URL` (default "+defaultRedisURL+")")
+	fs.StringVar(&c.redisURL, "redis", "", "standalone server `URL` (default $"+envRedisURL+", else "+defaultRedisURL+")")
 	fs.StringVar(&c.cluster, "cluster", "", "Redis Cluster seed `addresses` (host:port,...) or a cluster URL")
 	fs.StringVar(&c.sentinel, "sentinel", "", "Sentinel `addresses` (host:port,...) or a failover URL")
 	fs.StringVar(&c.master, "sentinel-master", "", "`name` of the master the sentinels watch")
-	fs.StringVar(&c.prefix, "prefix", core.DefaultPrefix, "key `prefix` of the limiter")
+	fs.StringVar(&c.prefix, "prefix", core.DefaultPrefix, "key `prefix` of the limiter; audit also covers its sub-prefixes (P:<sub>)")
 	fs.DurationVar(&c.dialTimeout, "dial-timeout", defaultDialTimeout, "connect `timeout`")
 	fs.DurationVar(&c.timeout, "timeout", defaultTimeout, "per-command read and write `timeout`")
 }
@@ -53,32 +55,102 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 type target struct {
 	client redis.UniversalClient
 	desc   string // "standalone 127.0.0.1:6379", for messages
+	server string // "redis standalone 127.0.0.1:6379 db 0", the first line of every command
 	prefix string
 	keys   core.KeyBuilder
 }
 
-// open validates the flags, connects and checks the connection with PING.
-// Errors are meant for the operator: no stack traces, no passwords.
-func (c *connFlags) open(ctx context.Context) (*target, error) {
+// A deployment is the client the flags describe, not yet connected.
+type deployment struct {
+	client redis.UniversalClient
+	desc   string // for error messages
+	server string // the server line; empty for a cluster until its masters are known
+}
+
+// envRedisURL names the environment variable read when no connection flag
+// is given: the variable the reference API (examples/refapi) reads.
+const envRedisURL = "REDIS_URL"
+
+// An origin says where the standalone URL came from.
+type origin int
+
+const (
+	fromFlag    origin = iota // --redis
+	fromEnv                   // $REDIS_URL
+	fromDefault               // neither: defaultRedisURL
+)
+
+// source names the origin in error messages about the URL.
+func (o origin) source() string {
+	switch o {
+	case fromEnv:
+		return "$" + envRedisURL
+	case fromDefault:
+		return "the default URL"
+	}
+	return "--redis"
+}
+
+// note says where the address came from, for the server line and
+// connection errors: an address nobody chose must say so. It is empty for
+// --redis.
+func (o origin) note() string {
+	switch o {
+	case fromEnv:
+		return "from $" + envRedisURL
+	case fromDefault:
+		return "the default address: no --redis, --cluster, --sentinel or $" + envRedisURL + " given"
+	}
+	return ""
+}
+
+// open validates the flags, connects, checks the connection with PING and
+// prints the server line on stderr. Errors are meant for the operator: no
+// stack traces, no passwords.
+func (c *connFlags) open(ctx context.Context, e env) (*target, error) {
 	kb, err := core.NewKeyBuilder(c.prefix)
 	if err != nil {
 		return nil, fmt.Errorf("%w (--prefix)", err)
 	}
-	client, desc, err := c.client()
+	d, err := c.deployment(e.getenv)
 	if err != nil {
 		return nil, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.dialTimeout+c.timeout)
 	defer cancel()
-	if err := client.Ping(pctx).Err(); err != nil {
-		_ = client.Close()
-		return nil, fmt.Errorf("ratelimit: cannot reach Redis (%s): %w", desc, err)
+	if err := d.client.Ping(pctx).Err(); err != nil {
+		_ = d.client.Close()
+		return nil, fmt.Errorf("ratelimit: cannot reach Redis (%s): %w", d.desc, err)
 	}
-	return &target{client: client, desc: desc, prefix: c.prefix, keys: kb}, nil
+	if cc, ok := d.client.(*redis.ClusterClient); ok {
+		masters, err := clusterMasters(pctx, cc)
+		if err != nil {
+			_ = d.client.Close()
+			return nil, fmt.Errorf("ratelimit: cannot reach Redis (%s): %w", d.desc, err)
+		}
+		d.server = fmt.Sprintf("redis cluster %d masters: %s", len(masters), strings.Join(masters, ","))
+	}
+	fmt.Fprintln(e.stderr, d.server)
+	return &target{client: d.client, desc: d.desc, server: d.server, prefix: c.prefix, keys: kb}, nil
 }
 
-// client builds the client the flags describe, without connecting.
-func (c *connFlags) client() (redis.UniversalClient, string, error) {
+// clusterMasters returns the addresses of the masters of a Cluster, sorted.
+func clusterMasters(ctx context.Context, cc *redis.ClusterClient) ([]string, error) {
+	var mu sync.Mutex
+	var addrs []string
+	err := cc.ForEachMaster(ctx, func(_ context.Context, node *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		addrs = append(addrs, node.Options().Addr)
+		return nil
+	})
+	slices.Sort(addrs)
+	return addrs, err
+}
+
+// deployment builds the client the flags (or $REDIS_URL) describe, without
+// connecting.
+func (c *connFlags) deployment(getenv func(string) string) (deployment, error) {
 	set := 0
 	for _, v := range []string{c.redisURL, c.cluster, c.sentinel} {
 		if v != "" {
@@ -87,71 +159,86 @@ func (c *connFlags) client() (redis.UniversalClient, string, error) {
 	}
 	switch {
 	case set > 1:
-		return nil, "", errors.New("ratelimit: use only one of --redis, --cluster and --sentinel")
+		return deployment{}, errors.New("ratelimit: use only one of --redis, --cluster and --sentinel")
 	case c.master != "" && c.sentinel == "":
-		return nil, "", errors.New("ratelimit: --sentinel-master needs --sentinel")
+		return deployment{}, errors.New("ratelimit: --sentinel-master needs --sentinel")
 	case c.dialTimeout <= 0 || c.timeout <= 0:
-		return nil, "", errors.New("ratelimit: --dial-timeout and --timeout must be positive")
+		return deployment{}, errors.New("ratelimit: --dial-timeout and --timeout must be positive")
 	case c.cluster != "":
 		return c.clusterClient()
 	case c.sentinel != "":
 		return c.sentinelClient()
+	case c.redisURL != "":
+		return c.standaloneClient(c.redisURL, fromFlag)
 	}
-	return c.standaloneClient()
+	if raw := getenv(envRedisURL); raw != "" {
+		return c.standaloneClient(raw, fromEnv)
+	}
+	return c.standaloneClient(defaultRedisURL, fromDefault)
 }
 
-func (c *connFlags) standaloneClient() (redis.UniversalClient, string, error) {
-	raw := c.redisURL
-	if raw == "" {
-		raw = defaultRedisURL
-	}
+// standaloneClient builds the client of the URL raw, which came from o.
+func (c *connFlags) standaloneClient(raw string, o origin) (deployment, error) {
 	shown, err := redactURL(raw)
 	if err != nil {
-		return nil, "", fmt.Errorf("ratelimit: --redis: %w; %s", err, redisURLHelp)
+		return deployment{}, fmt.Errorf("ratelimit: %s: %w; %s", o.source(), err, redisURLHelp)
 	}
 	opts, err := redis.ParseURL(raw)
 	if err != nil {
-		return nil, "", fmt.Errorf("ratelimit: --redis %s: %w; %s", shown, err, redisURLHelp)
+		return deployment{}, fmt.Errorf("ratelimit: %s %s: %w; %s", o.source(), shown, err, redisURLHelp)
 	}
 	c.tune(&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.MaxRetries, &opts.DialerRetries, &opts.ContextTimeoutEnabled)
-	return redis.NewClient(opts), "standalone " + opts.Addr, nil
+	addr := opts.Addr
+	if opts.Network == "unix" {
+		addr = "unix:" + addr
+	}
+	d := deployment{
+		client: redis.NewClient(opts),
+		desc:   "standalone " + addr,
+		server: fmt.Sprintf("redis standalone %s db %d%s", addr, opts.DB, tlsNote(opts.TLSConfig != nil)),
+	}
+	if note := o.note(); note != "" {
+		d.desc += ", " + note
+		d.server += " (" + note + ")"
+	}
+	return d, nil
 }
 
-func (c *connFlags) clusterClient() (redis.UniversalClient, string, error) {
+func (c *connFlags) clusterClient() (deployment, error) {
 	var opts *redis.ClusterOptions
 	if strings.Contains(c.cluster, "://") {
 		shown, err := redactURL(c.cluster)
 		if err != nil {
-			return nil, "", fmt.Errorf("ratelimit: --cluster: %w; %s", err, clusterHelp)
+			return deployment{}, fmt.Errorf("ratelimit: --cluster: %w; %s", err, clusterHelp)
 		}
 		if opts, err = redis.ParseClusterURL(c.cluster); err != nil {
-			return nil, "", fmt.Errorf("ratelimit: --cluster %s: %w; %s", shown, err, clusterHelp)
+			return deployment{}, fmt.Errorf("ratelimit: --cluster %s: %w; %s", shown, err, clusterHelp)
 		}
 	} else {
 		addrs, err := splitAddrs(c.cluster)
 		if err != nil {
-			return nil, "", fmt.Errorf("ratelimit: --cluster: %w; %s", err, clusterHelp)
+			return deployment{}, fmt.Errorf("ratelimit: --cluster: %w; %s", err, clusterHelp)
 		}
 		opts = &redis.ClusterOptions{Addrs: addrs}
 	}
 	c.tune(&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.MaxRetries, &opts.DialerRetries, &opts.ContextTimeoutEnabled)
-	return redis.NewClusterClient(opts), "cluster " + strings.Join(opts.Addrs, ","), nil
+	return deployment{client: redis.NewClusterClient(opts), desc: "cluster " + strings.Join(opts.Addrs, ",")}, nil
 }
 
-func (c *connFlags) sentinelClient() (redis.UniversalClient, string, error) {
+func (c *connFlags) sentinelClient() (deployment, error) {
 	var opts *redis.FailoverOptions
 	if strings.Contains(c.sentinel, "://") {
 		shown, err := redactURL(c.sentinel)
 		if err != nil {
-			return nil, "", fmt.Errorf("ratelimit: --sentinel: %w; %s", err, sentinelURLHelp)
+			return deployment{}, fmt.Errorf("ratelimit: --sentinel: %w; %s", err, sentinelURLHelp)
 		}
 		if opts, err = redis.ParseFailoverURL(c.sentinel); err != nil {
-			return nil, "", fmt.Errorf("ratelimit: --sentinel %s: %w; %s", shown, err, sentinelURLHelp)
+			return deployment{}, fmt.Errorf("ratelimit: --sentinel %s: %w; %s", shown, err, sentinelURLHelp)
 		}
 	} else {
 		addrs, err := splitAddrs(c.sentinel)
 		if err != nil {
-			return nil, "", fmt.Errorf("ratelimit: --sentinel: %w; %s", err, sentinelURLHelp)
+			return deployment{}, fmt.Errorf("ratelimit: --sentinel: %w; %s", err, sentinelURLHelp)
 		}
 		opts = &redis.FailoverOptions{SentinelAddrs: addrs}
 	}
@@ -159,11 +246,22 @@ func (c *connFlags) sentinelClient() (redis.UniversalClient, string, error) {
 		opts.MasterName = c.master
 	}
 	if opts.MasterName == "" {
-		return nil, "", errors.New("ratelimit: --sentinel needs the master's name: --sentinel-master NAME (or master_name= in the URL)")
+		return deployment{}, errors.New("ratelimit: --sentinel needs the master's name: --sentinel-master NAME (or master_name= in the URL)")
 	}
 	c.tune(&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.MaxRetries, &opts.DialerRetries, &opts.ContextTimeoutEnabled)
-	desc := fmt.Sprintf("sentinel master %q via %s", opts.MasterName, strings.Join(opts.SentinelAddrs, ","))
-	return redis.NewFailoverClient(opts), desc, nil
+	via := strings.Join(opts.SentinelAddrs, ",")
+	return deployment{
+		client: redis.NewFailoverClient(opts),
+		desc:   fmt.Sprintf("sentinel master %q via %s", opts.MasterName, via),
+		server: fmt.Sprintf("redis sentinel master %s via %s db %d%s", opts.MasterName, via, opts.DB, tlsNote(opts.TLSConfig != nil)),
+	}, nil
+}
+
+func tlsNote(tls bool) string {
+	if tls {
+		return " tls"
+	}
+	return ""
 }
 
 // redactURL returns raw with its password hidden, for messages. It does not

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/ratelimitkit/ratelimit/core"
@@ -12,17 +14,20 @@ import (
 )
 
 const inspectUsage = `usage: ratelimit inspect <identity> [flags]
+       ratelimit inspect --part P [--part P | --form-part FIELD=VALUE]... [flags]
 
-Shows the state of every limit of one client. With --limit or --tier, it
-computes remaining quota and reset time exactly as the limiter would (a
-cost-0 take: nothing is charged); the numbers are right when the limits
-given match the limiter's configuration. Without them, it lists every key of
-the client with its TTL and decoded raw state.
+Shows the state of every limit of one client under --prefix. With --limit or
+--tier, it computes remaining quota and reset time exactly as the limiter
+would (a cost-0 take: nothing is charged); the numbers are right when the
+limits given match the limiter's configuration. Without them, it lists every
+key of the client with its TTL and decoded raw state, and names the
+sub-prefixes (P:<sub>, other limiters) that hold keys of the same identity.
 
 Flags:
 `
 
-func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runInspect(ctx context.Context, args []string, e env) int {
+	stdout, stderr := e.stdout, e.stderr
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var conn connFlags
@@ -44,7 +49,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		limits = append(limits, tl...)
 	}
-	t, err := conn.open(ctx)
+	t, err := conn.open(ctx, e)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -65,20 +70,33 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // describeClient says which keys belong to cl.
 func (t *target) describeClient(cl client) string {
 	keys := t.prefix + ":{" + cl.tag + "}:*"
-	switch {
-	case !cl.hasID:
+	if !cl.hasID {
 		return fmt.Sprintf("tag %s: keys %s", cl.tag, keys)
-	case cl.id != cl.identity:
-		return fmt.Sprintf("identity %q scoped to its route (limiter identity %q): keys %s", cl.identity, cl.id, keys)
-	case cl.tag != cl.id:
-		return fmt.Sprintf("identity %q (hashed: it is long or has bytes outside the key-safe set): keys %s", cl.identity, keys)
 	}
-	return fmt.Sprintf("identity %q: keys %s", cl.identity, keys)
+	s := fmt.Sprintf("identity %q", cl.identity)
+	if len(cl.parts) > 0 {
+		quoted := make([]string, len(cl.parts))
+		for i, p := range cl.parts {
+			quoted[i] = strconv.Quote(p)
+		}
+		s += " = core.Identity(" + strings.Join(quoted, ", ") + ")"
+	}
+	if cl.id != cl.identity {
+		s += fmt.Sprintf(" scoped to its route (limiter identity %q)", cl.id)
+	}
+	if cl.tag != cl.id {
+		s += " (hashed: it is long or has bytes outside the key-safe set)"
+	}
+	return s + ": keys " + keys
 }
 
 // inspectLimits peeks at limits with the Redis store's own script.
+//
+// The store would warn, on slog.Default, that the tool's client may resend
+// a script (it retries once, for an operator at a terminal): harmless for
+// a cost-0 take, which charges nothing, so the warning is not logged.
 func (t *target) inspectLimits(ctx context.Context, w io.Writer, cl client, limits []core.Limit) error {
-	store, err := redisstore.New(t.client)
+	store, err := redisstore.New(t.client, redisstore.WithLogger(nil))
 	if err != nil {
 		return err
 	}
@@ -106,28 +124,33 @@ func (t *target) inspectLimits(ctx context.Context, w io.Writer, cl client, limi
 
 // inspectKeys lists every key of cl with its raw state.
 func (t *target) inspectKeys(ctx context.Context, w io.Writer, cl client) error {
-	node, keys, err := t.clientKeys(ctx, cl)
+	ck, err := t.clientKeys(ctx, cl)
 	if err != nil {
 		return err
 	}
-	if len(keys) == 0 {
-		fmt.Fprintln(w, "no keys: every limit of this client is at full quota (or the prefix or identity is not the limiter's)")
+	if len(ck.keys) == 0 {
+		fmt.Fprintf(w, "no keys under prefix %q: every limit of this client is at full quota (or the prefix or identity is not the limiter's)\n", t.prefix)
+		ck.printElsewhere(w, "not shown")
 		return nil
 	}
-	now, err := serverMicros(ctx, node)
+	now, err := serverMicros(ctx, ck.node)
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tTYPE\tTTL\tSTATE")
-	for _, key := range keys {
-		st, err := t.readState(ctx, node, key, now)
+	for _, key := range ck.keys {
+		st, err := readState(ctx, ck.node, key, now)
 		if err != nil && !isNil(err) {
 			return err
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.key, st.typ, fmtTTL(st.ttl), st.state)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	ck.printElsewhere(w, "not shown")
+	return nil
 }
 
 // isSet reports whether the flag name was given on the command line.

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -10,6 +15,7 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
 // Slow limits: nothing refills or rolls over during a test.
@@ -70,7 +76,7 @@ func TestInspectWithoutLimitsDumpsRawState(t *testing.T) {
 
 	code, stdout, _ = cli(t, "inspect", "bob", "--redis", "redis://"+srv.Addr(), "--prefix", prefix)
 	assert.Equal(t, exitOK, code)
-	assert.Contains(t, stdout, "no keys: every limit of this client is at full quota")
+	assert.Contains(t, stdout, `no keys under prefix "`+prefix+`": every limit of this client is at full quota`)
 }
 
 func TestInspectFindsTheKeysOfAnyIdentity(t *testing.T) {
@@ -140,9 +146,97 @@ func TestInspectThroughSentinel(t *testing.T) {
 	l := newLimiter(t, master, prefix, hourly)
 	take(t, l, "erin", 4)
 
-	code, stdout, stderr := cli(t, "inspect", "erin", "--sentinel", strings.Join(group.SentinelAddrs(), ","),
+	sentinels := strings.Join(group.SentinelAddrs(), ",")
+	code, stdout, stderr := cli(t, "inspect", "erin", "--sentinel", sentinels,
 		"--sentinel-master", redistest.SentinelMasterName, "--prefix", prefix, "--limit", "hourly=100/1h")
 
 	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "redis sentinel master "+redistest.SentinelMasterName+" via "+sentinels+" db 0\n", stderr)
 	assert.Regexp(t, `(?m)^hourly\s+gcra\s+100/1h\s+96/100\s`, stdout)
+}
+
+// loginRequest is a login form post of account from 203.0.113.7.
+func loginRequest(account string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(url.Values{"account": {account}}.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.RemoteAddr = "203.0.113.7:5000"
+	return r
+}
+
+func TestInspectAndResetByParts(t *testing.T) {
+	srv := redistest.Standalone(t)
+	client := srv.Client(t)
+	root := redistest.Prefix(t)
+	cleanPrefix(t, client, root)
+	// The reference API's login guard: per account and address.
+	keyOf := keyfunc.Composite(keyfunc.Must(keyfunc.FormValue("account")), keyfunc.Must(keyfunc.PeerIP()))
+	alice, err := keyOf(loginRequest("Alice"))
+	require.NoError(t, err)
+	bob, err := keyOf(loginRequest("bob"))
+	require.NoError(t, err)
+	loginLimit := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
+	login := newLimiter(t, client, root+":login", loginLimit)
+	take(t, login, alice, 3)
+	take(t, login, bob, 1)
+	// The same key function behind a route-scoped limiter (WithRouteScope
+	// takes core.Identity(route, identity), core/middleware.go).
+	scoped := newLimiter(t, client, root+":scoped", hourly)
+	take(t, scoped, core.Identity("/login", alice), 2)
+	conn := []string{"--redis", "redis://" + srv.Addr()}
+	parts := []string{"--form-part", "account=Alice", "--part", "203.0.113.7"}
+	aliceKey := root + ":login:{" + core.SafeIdentity(alice) + "}:login:l"
+
+	t.Run("tag prints the limiter's tag", func(t *testing.T) {
+		code, stdout, stderr := cli(t, append([]string{"tag"}, parts...)...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, core.SafeIdentity(alice)+"\n", stdout)
+		assert.Contains(t, stderr, fmt.Sprintf("identity %q = core.Identity(", alice))
+
+		code, stdout, _ = cli(t, append([]string{"tag", "--pattern", "--prefix", root + ":login"}, parts...)...)
+		require.Equal(t, exitOK, code)
+		pattern := strings.TrimSuffix(stdout, "\n")
+		assert.Equal(t, []string{aliceKey}, redistest.ScanKeys(t, client, pattern), "the pattern finds the keys with SCAN")
+	})
+	t.Run("inspect with limits", func(t *testing.T) {
+		args := append([]string{"inspect", "--prefix", root + ":login", "--limit", "login=5/1m,alg=sliding_log"}, parts...)
+		code, stdout, stderr := cli(t, append(args, conn...)...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Regexp(t, `(?m)^login\s+sliding_log\s+5/1m\s+2/5\s+\S+\s+\S+\s+`+regexp.QuoteMeta(aliceKey)+`$`, stdout)
+	})
+	t.Run("inspect a route-scoped limiter", func(t *testing.T) {
+		args := append([]string{"inspect", "--prefix", root + ":scoped", "--route", "/login", "--limit", "hourly=100/1h"}, parts...)
+		code, stdout, stderr := cli(t, append(args, conn...)...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stdout, "scoped to its route")
+		assert.Regexp(t, `(?m)^hourly\s+gcra\s+100/1h\s+98/100\s`, stdout)
+	})
+	t.Run("the root prefix names the limiters that hold keys", func(t *testing.T) {
+		code, stdout, stderr := cli(t, append(append([]string{"inspect", "--prefix", root}, parts...), conn...)...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stdout, fmt.Sprintf("no keys under prefix %q", root))
+		assert.Contains(t, stdout, "keys of this client under other prefixes, not shown: "+root+":login (1 key); run again with --prefix "+root+":login for them\n")
+		assert.NotContains(t, stdout, root+":scoped", "another identity there: the route is part of it")
+	})
+	t.Run("reset deletes that client's keys only", func(t *testing.T) {
+		code, stdout, stderr := cli(t, append(append([]string{"reset", "--prefix", root + ":login"}, parts...), conn...)...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stdout, "deleted "+aliceKey+"\n1 keys deleted\n")
+		assert.Empty(t, redistest.ScanKeys(t, client, globEscape(aliceKey)))
+		assert.Len(t, redistest.ScanKeys(t, client, root+":login:*"), 1, "bob's key stays")
+		assert.Len(t, redistest.ScanKeys(t, client, root+":scoped:*"), 1, "the scoped limiter's key stays")
+	})
+}
+
+func TestFormPartIsKeyfuncFormValue(t *testing.T) {
+	fn := keyfunc.Must(keyfunc.FormValue("account"))
+	for _, account := range []string{"alice", " Alice@Example.com ", "ａｌｉｃｅ", "a=b&c"} {
+		t.Run(account, func(t *testing.T) {
+			r := loginRequest(account)
+			want, err := fn(r)
+			require.NoError(t, err)
+			got, err := formPart("account=" + account)
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+		})
+	}
 }

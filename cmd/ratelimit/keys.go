@@ -5,45 +5,67 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
-// clientFlags name one client: an identity as the limiter sees it, or,
-// with --tag, the hash tag of its keys as audit lists them.
+// clientFlags name one client: an identity as the limiter sees it, built
+// from parts for a composite one, or, with --tag, the hash tag of its keys
+// as audit lists them.
 type clientFlags struct {
 	route string
 	tag   bool
+	parts []string // --part and --form-part, in order
 }
 
+// register registers the flags of inspect and reset: those of
+// [clientFlags.registerIdentity] and --tag.
 func (c *clientFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.route, "route", "", "the route `template` of a limiter with route scope (WithRouteScope): the keys are those of Identity(route, identity)")
+	c.registerIdentity(fs)
 	fs.BoolVar(&c.tag, "tag", false, "the argument is the hash tag of the client's keys (what is between { and } in the keys audit lists), not an identity")
+}
+
+// registerIdentity registers the flags that build an identity: --route,
+// --part and --form-part.
+func (c *clientFlags) registerIdentity(fs *flag.FlagSet) {
+	fs.StringVar(&c.route, "route", "", "the route `template` of a limiter with route scope (WithRouteScope): the keys are those of Identity(route, identity)")
+	fs.Var(partFlag{parts: &c.parts}, "part", "a `part` of a composite identity as its key function returned it (\"203.0.113.7\", \"path:github\");\nrepeatable, in the key functions' order: the identity is core.Identity(parts...), as keyfunc.Composite builds it")
+	fs.Var(partFlag{parts: &c.parts, form: true}, "form-part", "a part keyfunc.FormValue(FIELD) read, as `FIELD=VALUE` (account=alice): hashed as FormValue hashes it;\nrepeatable, in order with --part")
 }
 
 // A client is the client whose keys a command works on.
 type client struct {
-	identity string // as given, for messages
-	tag      string // what is between the braces of its keys
-	hasID    bool   // identity is a limiter identity (not a tag)
-	id       string // the limiter identity, with the route when scoped
+	identity string   // as given or built from parts, before any route scope
+	parts    []string // the parts identity was built from, if any
+	tag      string   // what is between the braces of its keys
+	hasID    bool     // identity is a limiter identity (not a tag)
+	id       string   // the limiter identity, with the route when scoped
 }
 
-// client returns the client named by arg. routeSet says whether --route was
-// given (an empty route is a route too: requests that matched none).
-// parse parses the flags and the one identity argument of a command about
-// one client (inspect, reset). When ok is false the command exits with code,
-// the problem already reported on stderr.
+// parse parses the flags and the identity argument of a command about one
+// client (inspect, reset, tag): one identity, or none when parts are given.
+// When ok is false the command exits with code, the problem already
+// reported on stderr.
 func (c *clientFlags) parse(fs *flag.FlagSet, args []string, stderr io.Writer) (cl client, code int, ok bool) {
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return client{}, code, false
 	}
-	if len(pos) != 1 {
-		fmt.Fprintf(stderr, "ratelimit: %s takes one identity\n", fs.Name())
+	switch {
+	case len(c.parts) > 0 && len(pos) > 0:
+		fmt.Fprintf(stderr, "ratelimit: %s takes an identity or --part/--form-part flags, not both\n", fs.Name())
 		fs.Usage()
 		return client{}, exitError, false
+	case len(c.parts) == 0 && len(pos) != 1:
+		fmt.Fprintf(stderr, "ratelimit: %s takes one identity (or --part/--form-part flags for a composite one)\n", fs.Name())
+		fs.Usage()
+		return client{}, exitError, false
+	case len(c.parts) > 0:
+		pos = []string{core.Identity(c.parts...)}
 	}
 	cl, err := c.client(pos[0], isSet(fs, "route"))
 	if err != nil {
@@ -52,12 +74,17 @@ func (c *clientFlags) parse(fs *flag.FlagSet, args []string, stderr io.Writer) (
 	return cl, exitOK, true
 }
 
+// client returns the client named by arg, an identity or a tag (--tag).
+// routeSet says whether --route was given (an empty route is a route too:
+// requests that matched none).
 func (c *clientFlags) client(arg string, routeSet bool) (client, error) {
 	if c.tag {
-		if routeSet {
+		switch {
+		case routeSet:
 			return client{}, errors.New("ratelimit: --route and --tag exclude each other: a tag already includes the route")
-		}
-		if !validTag(arg) {
+		case len(c.parts) > 0:
+			return client{}, errors.New("ratelimit: --part and --tag exclude each other: a tag is computed from the parts")
+		case !validTag(arg):
 			return client{}, fmt.Errorf("ratelimit: --tag %q: a tag is non-empty and has no braces, spaces or control bytes", arg)
 		}
 		return client{identity: arg, tag: arg}, nil
@@ -66,7 +93,46 @@ func (c *clientFlags) client(arg string, routeSet bool) (client, error) {
 	if routeSet {
 		id = core.Identity(c.route, arg)
 	}
-	return client{identity: arg, tag: core.SafeIdentity(id), hasID: true, id: id}, nil
+	return client{identity: arg, parts: c.parts, tag: core.SafeIdentity(id), hasID: true, id: id}, nil
+}
+
+// A partFlag appends the parts of repeated --part (or, with form,
+// --form-part) flags to one list, in command-line order.
+type partFlag struct {
+	parts *[]string
+	form  bool
+}
+
+func (f partFlag) String() string { return "" }
+
+func (f partFlag) Set(v string) error {
+	if f.form {
+		p, err := formPart(v)
+		if err != nil {
+			return err
+		}
+		v = p
+	}
+	*f.parts = append(*f.parts, v)
+	return nil
+}
+
+// formPart returns the identity keyfunc.FormValue(FIELD) gives a request
+// whose form has FIELD=VALUE (spec), computed by keyfunc itself so that it
+// stays the limiter's: "form:" and a hash of the trimmed, lower-cased value.
+// A [keyfunc.FormValueFunc] with its own normalisation is not covered.
+func formPart(spec string) (string, error) {
+	field, value, ok := strings.Cut(spec, "=")
+	if !ok || field == "" {
+		return "", errors.New("want FIELD=VALUE, the form field the key function reads and its value, e.g. account=alice")
+	}
+	fn, err := keyfunc.FormValue(field)
+	if err != nil {
+		return "", err
+	}
+	r := &http.Request{Method: http.MethodGet, Header: http.Header{},
+		URL: &url.URL{Path: "/", RawQuery: url.Values{field: {value}}.Encode()}}
+	return fn(r)
 }
 
 // keysOf returns the keys of limits for cl, as the limiter builds them.
@@ -81,14 +147,23 @@ func (t *target) keysOf(cl client, limits []core.Limit) []string {
 	return keys
 }
 
-// clientPattern is the SCAN pattern of every key of cl.
+// clientPattern is the SCAN pattern of every key of cl under the prefix
+// and its sub-prefixes: P:*{tag}:*. It also matches keys that are not cl's
+// ("P:{x}:{tag}:..."); [parseKey] sorts them out.
 func (t *target) clientPattern(cl client) string {
-	return globEscape(t.prefix+":{"+cl.tag+"}:") + "*"
+	return globEscape(t.prefix+":") + "*" + globEscape("{"+cl.tag+"}:") + "*"
 }
 
-// prefixPattern is the SCAN pattern of every key under the prefix.
-func (t *target) prefixPattern() string {
-	return globEscape(t.prefix+":{") + "*"
+// familyPattern is the SCAN pattern of every key under the prefix and its
+// sub-prefixes (P:<sub>, as "rl:api" for "rl"): P:*.
+func (t *target) familyPattern() string {
+	return globEscape(t.prefix+":") + "*"
+}
+
+// inFamily reports whether the key prefix p is the prefix or one of its
+// sub-prefixes.
+func (t *target) inFamily(p string) bool {
+	return p == t.prefix || strings.HasPrefix(p, t.prefix+":")
 }
 
 // globEscape escapes the characters special to Redis glob patterns.
@@ -116,30 +191,38 @@ func validTag(tag string) bool {
 }
 
 // A keyName is a key split along the layout
-// <prefix>:{<tag>}:<limit name>:<algorithm tag>.
+// <prefix>:{<tag>}:<limit name>:<algorithm tag>. The prefix is what comes
+// before the first ":{" (a prefix has no braces but may have colons:
+// "rl:api"), the tag what is between the braces (an identity through
+// core.SafeIdentity never has any).
 type keyName struct {
+	prefix    string
 	tag       string
 	limit     string
 	algorithm core.Algorithm
-	ok        bool // the key follows the layout, with a known algorithm tag
+	hasTag    bool // the key has a prefix and a hash tag
+	ok        bool // the key follows the whole layout, with a known algorithm tag
 }
 
-// parseKey splits key, which starts with prefix + ":{".
-func (t *target) parseKey(key string) keyName {
-	rest, ok := strings.CutPrefix(key, t.prefix+":{")
-	if !ok {
+// parseKey splits key along the layout.
+func parseKey(key string) keyName {
+	prefix, rest, found := strings.Cut(key, ":{")
+	if !found || prefix == "" {
 		return keyName{}
 	}
-	tag, rest, ok := strings.Cut(rest, "}:")
-	if !ok {
+	tag, rest, found := strings.Cut(rest, "}:")
+	if !found || tag == "" {
 		return keyName{}
 	}
-	name, algTag, ok := strings.Cut(rest, ":")
-	if !ok || name == "" || strings.Contains(algTag, ":") {
-		return keyName{tag: tag}
+	n := keyName{prefix: prefix, tag: tag, hasTag: true}
+	name, algTag, found := strings.Cut(rest, ":")
+	if !found || name == "" || strings.Contains(algTag, ":") {
+		return n
 	}
-	a, ok := algorithmByTag(algTag)
-	return keyName{tag: tag, limit: name, algorithm: a, ok: ok}
+	if a, ok := algorithmByTag(algTag); ok {
+		n.limit, n.algorithm, n.ok = name, a, true
+	}
+	return n
 }
 
 // algorithms returns every algorithm the core knows.

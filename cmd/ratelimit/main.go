@@ -1,16 +1,23 @@
 // Command ratelimit inspects and repairs the Redis state of ratelimit
 // limiters:
 //
-//	ratelimit audit                 scan a key prefix: key count, memory, TTLs, keys without TTL
+//	ratelimit audit                 scan a key prefix and its sub-prefixes (rl, rl:api, ...):
+//	                                keys per prefix and limit, memory, TTLs, keys without TTL,
+//	                                the busiest clients (--top N)
 //	ratelimit inspect <identity>    the state of each limit of one client: remaining, reset
 //	ratelimit reset <identity>      delete one client's keys (every limit and algorithm)
+//	ratelimit tag <identity>        print the hash tag of a client's keys, for redis-cli
 //
-// It connects to a standalone server (--redis URL), a Redis Cluster
-// (--cluster seeds) or a Sentinel-managed master (--sentinel addrs
-// --sentinel-master name). It only ever uses SCAN, never KEYS. Exit status:
-// 0 success, 1 audit findings (keys without TTL or of the wrong type), 2 an
-// error (bad flags, bad URL, unreachable server). docs/operations.md, "Ops
-// CLI", has examples.
+// A client is named by its identity, or by its parts (--part, --form-part)
+// for a composite one, as keyfunc.Composite builds it.
+//
+// It connects to a standalone server (--redis URL, else $REDIS_URL, else
+// redis://localhost:6379), a Redis Cluster (--cluster seeds) or a
+// Sentinel-managed master (--sentinel addrs --sentinel-master name), and
+// first prints which one on stderr. It only ever uses SCAN, never KEYS.
+// Exit status: 0 success, 1 audit findings (keys without TTL or of the
+// wrong type), 2 an error (bad flags, bad URL, unreachable server), 3 audit
+// found no key at all. docs/operations.md, "Ops CLI", has examples.
 package main
 
 import (
@@ -25,7 +32,7 @@ func main() {
 	// go-redis logs dial failures on its own; run reports them once, clearly.
 	redis.SetLogger(quietLogger{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
 	stop()
 	os.Exit(code)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"regexp"
 	"testing"
 
@@ -17,13 +18,26 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// cli runs the command line args in process.
+// cli runs the command line args in process, with an empty environment.
 func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code = run(context.Background(), args, &out, &errOut)
+	return cliEnv(t, nil, args...)
+}
+
+// cliEnv runs the command line args in process with the environment
+// variables vars, and checks that nothing was logged on slog.Default: the
+// tool must not warn about its own client the way redisstore.New warns
+// about an application's.
+func cliEnv(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut, logged bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	code = run(context.Background(), args, env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return vars[k] }})
+	slog.SetDefault(prev)
 	t.Logf("ratelimit %q: exit %d\n%s%s", args, code, out.String(), errOut.String())
 	assert.NotContains(t, errOut.String(), "goroutine ", "no stack traces")
+	assert.Empty(t, logged.String(), "nothing logged on slog.Default")
 	return code, out.String(), errOut.String()
 }
 
@@ -69,4 +83,10 @@ func line(fields ...string) *regexp.Regexp {
 		expr += regexp.QuoteMeta(f)
 	}
 	return regexp.MustCompile(expr + `\s*$`)
+}
+
+// serverLine is the line every command prints first for the standalone
+// server at addr, db 0, named by --redis.
+func serverLine(addr string) string {
+	return "redis standalone " + addr + " db 0\n"
 }

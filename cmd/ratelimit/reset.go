@@ -8,14 +8,18 @@ import (
 )
 
 const resetUsage = `usage: ratelimit reset <identity> [flags]
+       ratelimit reset --part P [--part P | --form-part FIELD=VALUE]... [flags]
 
-Deletes every key of one client, whatever the limit or algorithm, so it
-starts again from full quota. Other clients are untouched.
+Deletes every key of one client under --prefix, whatever the limit or
+algorithm, so it starts again from full quota. Other clients, and the keys
+other limiters (sub-prefixes P:<sub>) keep for the same identity, are
+untouched; it names those sub-prefixes.
 
 Flags:
 `
 
-func runReset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runReset(ctx context.Context, args []string, e env) int {
+	stdout, stderr := e.stdout, e.stderr
 	fs := flag.NewFlagSet("reset", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var conn connFlags
@@ -28,7 +32,7 @@ func runReset(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return code
 	}
-	t, err := conn.open(ctx)
+	t, err := conn.open(ctx, e)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -43,28 +47,31 @@ func runReset(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // reset deletes the keys of cl (or only lists them, in a dry run).
 func (t *target) reset(ctx context.Context, w io.Writer, cl client, dryRun bool) error {
-	_, keys, err := t.clientKeys(ctx, cl)
+	ck, err := t.clientKeys(ctx, cl)
 	if err != nil {
 		return err
 	}
-	if len(keys) == 0 {
+	if len(ck.keys) == 0 {
 		fmt.Fprintln(w, "no keys to delete")
+		ck.printElsewhere(w, "not deleted")
 		return nil
 	}
 	if dryRun {
-		for _, k := range keys {
+		for _, k := range ck.keys {
 			fmt.Fprintln(w, "would delete", k)
 		}
+		ck.printElsewhere(w, "not to be deleted")
 		return nil
 	}
 	// The keys share one hash tag, so one DEL works on a Cluster too.
-	n, err := t.client.Del(ctx, keys...).Result()
+	n, err := t.client.Del(ctx, ck.keys...).Result()
 	if err != nil {
 		return err
 	}
-	for _, k := range keys {
+	for _, k := range ck.keys {
 		fmt.Fprintln(w, "deleted", k)
 	}
 	fmt.Fprintf(w, "%d keys deleted\n", n)
+	ck.printElsewhere(w, "not deleted")
 	return nil
 }

@@ -13,51 +13,73 @@ const (
 	exitOK       = 0
 	exitFindings = 1 // audit found keys without TTL or of the wrong type
 	exitError    = 2 // bad usage, bad URL, unreachable server, Redis error
+	exitNoKeys   = 3 // audit found no key at all under the prefix
 )
 
 const usage = `usage: ratelimit <command> [flags] [arguments]
 
 Commands:
-  audit                scan the key prefix: key count, memory, TTL distribution,
-                       keys without TTL (exit status 1 when there are any)
+  audit                scan the prefix and its sub-prefixes (rl, rl:api, ...): keys per
+                       prefix, limit and algorithm, memory, TTLs, keys without TTL;
+                       --top N lists the clients with the most keys
   inspect <identity>   show the state of each limit of one client
   reset <identity>     delete every key of one client
+  tag <identity>       print the hash tag of a client's keys (for redis-cli); no server
 
-Connection flags (all commands; default --redis redis://localhost:6379):
+A client is named by its identity as the key function returned it, or by
+--part (repeatable) for a composite identity (keyfunc.Composite,
+core.Identity), --form-part FIELD=VALUE for a part of keyfunc.FormValue,
+--route for a route-scoped limiter, or --tag for the hash tag audit lists.
+
+Every command that talks to Redis first prints the server on stderr:
+  redis standalone 127.0.0.1:6379 db 0
+
+Connection flags (all commands but tag; default $REDIS_URL, else redis://localhost:6379):
   --redis URL                       redis://[user:password@]host[:port][/db], rediss://..., unix:///path
   --cluster SEEDS                   Redis Cluster: host:port,host:port,... or a cluster URL
                                     (redis://user:password@host:port?addr=host2:port2)
   --sentinel ADDRS --sentinel-master NAME
                                     Sentinel: host:port,... of the sentinels, or a failover URL
                                     (redis://host:26379?master_name=NAME&addr=...&password=...)
-  --prefix P                        key prefix of the limiter (default "rl")
+  --prefix P                        key prefix of the limiter (default "rl"; audit also
+                                    covers its sub-prefixes P:<sub>)
   --dial-timeout D, --timeout D     connect and per-command timeouts (default 2s, 5s)
+
+Exit status: 0 success, 1 audit found keys without TTL or of the wrong type,
+2 an error (bad flags or URL, unreachable server, Redis error), 3 audit found
+no keys at all (wrong server, prefix or db?).
 
 Run "ratelimit <command> -h" for the flags of a command.
 `
 
+// An env is what a command reads and writes besides its arguments.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string // os.Getenv; tests pass their own
+}
+
 // command is one subcommand: it parses its own flags from args.
-type command func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+type command func(ctx context.Context, args []string, e env) int
 
 // run executes the command line args (without the program name) and returns
 // the exit status. Tests drive it in process.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	commands := map[string]command{"audit": runAudit, "inspect": runInspect, "reset": runReset}
+func run(ctx context.Context, args []string, e env) int {
+	commands := map[string]command{"audit": runAudit, "inspect": runInspect, "reset": runReset, "tag": runTag}
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(e.stderr, usage)
 		return exitError
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(e.stdout, usage)
 		return exitOK
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "ratelimit: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(e.stderr, "ratelimit: unknown command %q\n\n%s", args[0], usage)
 		return exitError
 	}
-	return cmd(ctx, args[1:], stdout, stderr)
+	return cmd(ctx, args[1:], e)
 }
 
 // parseArgs parses args with fs, allowing flags after positional arguments

@@ -86,10 +86,39 @@ func TestParseKeyFollowsTheKeyBuilder(t *testing.T) {
 			l := core.PerSecond(1).WithName("lim").WithAlgorithm(a)
 			key := kb.Key(id, l)
 			t.Run(key, func(t *testing.T) {
-				assert.Equal(t, keyName{tag: core.SafeIdentity(id), limit: "lim", algorithm: a, ok: true}, tg.parseKey(key))
+				want := keyName{prefix: "app:rl", tag: core.SafeIdentity(id), limit: "lim", algorithm: a, hasTag: true, ok: true}
+				assert.Equal(t, want, parseKey(key))
 				cl := client{tag: core.SafeIdentity(id)}
 				assert.Equal(t, []string{key}, tg.keysOf(cl, []core.Limit{l}), "keys from a tag")
 			})
 		}
 	}
+}
+
+func TestParseKey(t *testing.T) {
+	tests := []struct {
+		key  string
+		want keyName
+	}{
+		{"rl:{alice}:burst:g", keyName{prefix: "rl", tag: "alice", limit: "burst", algorithm: core.GCRA, hasTag: true, ok: true}},
+		{"rl:api:{1.2.3.4}:daily:f", keyName{prefix: "rl:api", tag: "1.2.3.4", limit: "daily", algorithm: core.FixedWindow, hasTag: true, ok: true}},
+		{"rl:login:{27:form:x|11:203.0.113.7}:login:l", keyName{prefix: "rl:login", tag: "27:form:x|11:203.0.113.7", limit: "login", algorithm: core.SlidingLog, hasTag: true, ok: true}},
+		{"rl:{legacy}", keyName{}},
+		{"rl:{legacy}:old", keyName{prefix: "rl", tag: "legacy", hasTag: true}},
+		{"rl:{a}:x:zz", keyName{prefix: "rl", tag: "a", hasTag: true}},
+		{"rl:{}:x:g", keyName{}},
+		{"rl:session:42", keyName{}},
+		{":{a}:x:g", keyName{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			assert.Equal(t, tt.want, parseKey(tt.key))
+		})
+	}
+}
+
+func TestParseKeyspace(t *testing.T) {
+	info := "# Keyspace\r\ndb0:keys=12,expires=10,avg_ttl=0,subexpiry=0\r\ndb3:keys=5,expires=0,avg_ttl=0\r\n"
+	assert.Equal(t, map[int]int64{0: 12, 3: 5}, parseKeyspace(info))
+	assert.Empty(t, parseKeyspace("# Keyspace\r\n"))
 }

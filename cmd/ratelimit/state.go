@@ -39,7 +39,7 @@ func serverMicros(ctx context.Context, node *redis.Client) (int64, error) {
 
 // readState reads key from node and decodes it along the layout of its
 // algorithm tag; now is the node's clock (µs since the epoch).
-func (t *target) readState(ctx context.Context, node *redis.Client, key string, now int64) (keyState, error) {
+func readState(ctx context.Context, node *redis.Client, key string, now int64) (keyState, error) {
 	st := keyState{key: key}
 	var err error
 	if st.typ, err = node.Type(ctx, key).Result(); err != nil {
@@ -53,7 +53,7 @@ func (t *target) readState(ctx context.Context, node *redis.Client, key string, 
 	if ttl < 0 {
 		st.ttl = -1
 	}
-	name := t.parseKey(key)
+	name := parseKey(key)
 	switch {
 	case st.typ == "none":
 		st.state = "(gone)"

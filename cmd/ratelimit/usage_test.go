@@ -8,6 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/redisstore"
+	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
 func TestRunUsage(t *testing.T) {
@@ -30,6 +34,20 @@ func TestRunUsage(t *testing.T) {
 		{"--route with --tag", []string{"inspect", "x", "--tag", "--route", "/a"}, exitError, "", "--route and --tag exclude each other"},
 		{"bad tag", []string{"reset", "a}b", "--tag"}, exitError, "", "a tag is non-empty and has no braces"},
 		{"bad prefix", []string{"audit", "--prefix", "r{l"}, exitError, "", `ratelimit: key prefix "r{l" has byte '{' at 1; use letters, digits, '_', '-' and '.' (--prefix)`},
+		{"help names the exit statuses", []string{"help"}, exitOK, "3 audit found\nno keys at all", ""},
+		{"negative --top", []string{"audit", "--top", "-1"}, exitError, "", "--top must not be negative"},
+		{"identity and parts", []string{"inspect", "a", "--part", "b"}, exitError, "", "inspect takes an identity or --part/--form-part flags, not both"},
+		{"--part with --tag", []string{"reset", "--part", "a", "--tag"}, exitError, "", "--part and --tag exclude each other"},
+		{"--form-part without a field", []string{"inspect", "--form-part", "alice"}, exitError, "", `invalid value "alice" for flag -form-part: want FIELD=VALUE`},
+		{"--form-part with an empty value", []string{"tag", "--form-part", "account="}, exitError, "", `invalid value "account=" for flag -form-part: ratelimit: keyfunc: form field "account"`},
+		{"tag -h", []string{"tag", "-h"}, exitOK, "", "usage: ratelimit tag <identity>"},
+		{"tag without identity", []string{"tag"}, exitError, "", "tag takes one identity (or --part/--form-part flags for a composite one)"},
+		{"tag of an identity", []string{"tag", "alice"}, exitOK, "alice\n", `identity "alice": keys rl:{alice}:*`},
+		{"tag of a hashed identity", []string{"tag", "user with spaces"}, exitOK, core.SafeIdentity("user with spaces") + "\n", "(hashed: "},
+		{"tag of parts", []string{"tag", "--part", "a:b", "--part", "c"}, exitOK, core.Identity("a:b", "c") + "\n", `identity "3:a:b|1:c" = core.Identity("a:b", "c")`},
+		{"tag of a route-scoped identity", []string{"tag", "--route", "/login", "1.2.3.4"}, exitOK, core.Identity("/login", "1.2.3.4") + "\n", "scoped to its route"},
+		{"tag --pattern escapes glob bytes", []string{"tag", "--pattern", "--prefix", "rl:api", "a*b"}, exitOK, `rl:api:{a\*b}:*` + "\n", ""},
+		{"tag with a bad prefix", []string{"tag", "--prefix", "r l", "a"}, exitError, "", "(--prefix)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,6 +88,63 @@ func TestRunRejectsBadConnectionFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRunSaysWhichServer(t *testing.T) {
+	srv := redistest.Standalone(t)
+	closed := closedAddr(t)
+	tests := []struct {
+		name     string
+		vars     map[string]string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"--redis", nil, []string{"--redis", "redis://" + srv.Addr()}, exitOK, "redis standalone " + srv.Addr() + " db 0\n"},
+		{"--redis with a db", nil, []string{"--redis", "redis://" + srv.Addr() + "/1"}, exitOK, "redis standalone " + srv.Addr() + " db 1\n"},
+		{"$REDIS_URL", map[string]string{"REDIS_URL": "redis://" + srv.Addr()}, nil, exitOK, "redis standalone " + srv.Addr() + " db 0 (from $REDIS_URL)\n"},
+		{"--redis wins over $REDIS_URL", map[string]string{"REDIS_URL": "redis://" + closed}, []string{"--redis", "redis://" + srv.Addr()}, exitOK, "redis standalone " + srv.Addr() + " db 0\n"},
+		{"unreachable $REDIS_URL", map[string]string{"REDIS_URL": "redis://" + closed}, nil, exitError, "ratelimit: cannot reach Redis (standalone " + closed + ", from $REDIS_URL): dial tcp"},
+		{"bad $REDIS_URL", map[string]string{"REDIS_URL": "localhost:6379"}, nil, exitError, "ratelimit: $REDIS_URL localhost:6379: redis: invalid URL scheme"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// A tag no test writes: the command talks to the server and finds nothing.
+			args := append([]string{"reset", "nobody-" + redistest.Prefix(t), "--dry-run"}, tt.args...)
+			code, _, stderr := cliEnv(t, tt.vars, args...)
+			assert.Equal(t, tt.wantCode, code)
+			if tt.wantCode == exitOK {
+				assert.Equal(t, tt.wantErr, stderr, "the server line, alone, on stderr")
+			} else {
+				assert.Contains(t, stderr, tt.wantErr)
+			}
+		})
+	}
+	t.Run("the default address says so", func(t *testing.T) {
+		// Whether or not a server listens on localhost:6379 here, the
+		// server line or the error says the address was nobody's choice.
+		_, _, stderr := cli(t, "reset", "nobody-"+redistest.Prefix(t), "--dry-run", "--dial-timeout", "200ms", "--timeout", "200ms")
+		assert.Contains(t, stderr, "standalone localhost:6379")
+		assert.Contains(t, stderr, "the default address: no --redis, --cluster, --sentinel or $REDIS_URL given")
+	})
+}
+
+func TestInspectDoesNotWarnAboutItsOwnClient(t *testing.T) {
+	srv := redistest.Standalone(t)
+	var c connFlags
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	c.register(fs)
+	require.NoError(t, fs.Parse([]string{"--redis", "redis://" + srv.Addr()}))
+	d, err := c.deployment(func(string) string { return "" })
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = d.client.Close() })
+	require.NotEmpty(t, redisstore.CheckClient(d.client, 0), "precondition: the tool's client retries, which redisstore.New warns about")
+
+	// cli fails the test if anything is logged on slog.Default.
+	code, _, stderr := cli(t, "inspect", "alice", "--redis", "redis://"+srv.Addr(), "--prefix", redistest.Prefix(t), "--limit", "hourly=100/1h")
+
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, serverLine(srv.Addr()), stderr)
 }
 
 func TestRunReportsUnreachableServers(t *testing.T) {
