@@ -11,6 +11,7 @@ package core
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -82,7 +83,13 @@ func (a Algorithm) windowed() bool {
 //
 // A Limit is a value; the shorthand constructors return a Limit that can be
 // refined with the With methods. The zero Burst means "same as Rate".
-// [Limit.Validate] reports a limit that cannot work.
+// [Limit.Validate] reports a limit that cannot work or that the stores
+// cannot compute exactly: Rate and Burst at most 2⁴⁰, Period at most 366
+// days and at least 1µs per request (Period ≥ Rate µs), and the time to
+// refill a whole burst, Burst × Period / Rate, at most 366 days, so that
+// every ResetAfter and RetryAfter fits a [time.Duration] and every time
+// the stores compute stays exact in a float64 (docs/algorithms.md, "Units,
+// epoch and precision").
 type Limit struct {
 	// Name identifies the limit: letters, digits, '_', '-' and '.', at most
 	// 32 bytes. Empty means a name derived from Rate and Period ("10-per-1s").
@@ -151,6 +158,12 @@ const (
 	// maxRate bounds Rate and Burst so counts and token arithmetic stay
 	// exact in a float64.
 	maxRate = 1 << 40
+	// maxRefill bounds Burst × Period / Rate, the time a bucket takes to
+	// refill its whole capacity: the longest ResetAfter and RetryAfter of
+	// GCRA and TokenBucket (the window algorithms' are at most 2 × Period).
+	// 120,000 per day, a burst of 120,000 days, would overflow a
+	// time.Duration (292 years) and the stores' exact float64 µs.
+	maxRefill = maxPeriod
 )
 
 // EffectiveName returns Name, or the derived name when Name is empty.
@@ -162,8 +175,9 @@ func (l Limit) EffectiveName() string {
 }
 
 // Validate reports why l cannot work, naming the field: a rate, period or
-// burst that is zero or negative, an unknown algorithm, a Burst on a window
-// algorithm, or a name with characters outside [A-Za-z0-9_.-].
+// burst that is zero or negative or beyond the bounds of [Limit], an
+// unknown algorithm, a Burst on a window algorithm, or a name with
+// characters outside [A-Za-z0-9_.-].
 func (l Limit) Validate() error {
 	if err := l.validate(); err != nil {
 		return fmt.Errorf("ratelimit: %w", err)
@@ -193,8 +207,31 @@ func (l Limit) validate() error {
 	case l.Algorithm.windowed() && l.Burst != 0 && l.Burst != l.Rate:
 		return fmt.Errorf("limit %q: Burst %d differs from Rate %d, but %s counts Rate per Period and has no separate burst",
 			l.EffectiveName(), l.Burst, l.Rate, l.Algorithm)
+	case refillsTooSlowly(l.Capacity(), l.Period, l.Rate):
+		return fmt.Errorf("limit %q: Burst %d refills in Burst × Period / Rate = %d × %s / %d, longer than 366 days; Burst must be at most %d at this Rate and Period",
+			l.EffectiveName(), l.Capacity(), l.Capacity(), l.Period, l.Rate, maxBurst(l.Period, l.Rate))
 	}
 	return validateField("limit Name", l.EffectiveName(), maxNameLen)
+}
+
+// refillsTooSlowly reports whether burst × period / rate, the time to
+// refill a whole burst, exceeds maxRefill. The products are computed in 128
+// bits: burst × period alone overflows an int64. All arguments are positive.
+func refillsTooSlowly(burst int64, period time.Duration, rate int64) bool {
+	hi, lo := bits.Mul64(uint64(burst), uint64(period))
+	maxHi, maxLo := bits.Mul64(uint64(maxRefill), uint64(rate))
+	return hi > maxHi || hi == maxHi && lo > maxLo
+}
+
+// maxBurst returns the largest burst that refills within maxRefill at
+// rate per period, for error messages.
+func maxBurst(period time.Duration, rate int64) int64 {
+	hi, lo := bits.Mul64(uint64(maxRefill), uint64(rate))
+	if hi >= uint64(period) {
+		return maxRate
+	}
+	q, _ := bits.Div64(hi, lo, uint64(period))
+	return int64(min(q, maxRate))
 }
 
 // validateName checks a name that becomes part of a store key.

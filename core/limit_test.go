@@ -60,3 +60,47 @@ func TestAlgorithmStrings(t *testing.T) {
 		assert.Equal(t, tt.tag, tt.a.Tag())
 	}
 }
+
+// Validation bounds every value the stores compute: each row is a limit at
+// a bound (valid) or just past it (an error naming the field).
+func TestLimitValidateBounds(t *testing.T) {
+	const maxRate = 1 << 40
+	day := 24 * time.Hour
+	year := 366 * day // the longest Period and the longest refill
+	tests := []struct {
+		name    string
+		limit   Limit
+		wantErr string // a substring of the error; "" means valid
+	}{
+		{"Rate at 2⁴⁰", Limit{Rate: maxRate, Period: year}, ""},
+		{"Rate past 2⁴⁰", Limit{Rate: maxRate + 1, Period: year}, "Rate must be at most 1099511627776"},
+		{"Period at 366 days", Limit{Rate: 1, Period: year}, ""},
+		{"Period past 366 days", Limit{Rate: 1, Period: year + 1}, "Period must be at most"},
+		{"Period at 1µs per request", Limit{Rate: 1000, Period: time.Millisecond}, ""},
+		{"Period under 1µs per request", Limit{Rate: 1000, Period: time.Millisecond - 1}, "Period 999.999µs is shorter than 1µs per request"},
+		{"Burst at 2⁴⁰", Limit{Rate: maxRate, Period: year, Burst: maxRate}, ""},
+		{"Burst past 2⁴⁰", Limit{Rate: maxRate, Period: year, Burst: maxRate + 1}, "Burst must be at most 1099511627776"},
+		{"a day per request, burst refilled in 366 days", PerDay(1).WithBurst(366), ""},
+		{"a day per request, burst refilled in 367 days", PerDay(1).WithBurst(367), `Burst 367 refills in Burst × Period / Rate = 367 × 24h0m0s / 1, longer than 366 days; Burst must be at most 366`},
+		{"the review's PerDay(1).WithBurst(120000)", PerDay(1).WithBurst(120000), "Burst must be at most 366 at this Rate and Period"},
+		{"10 per hour, burst refilled in exactly 366 days", PerHour(10).WithBurst(87840), ""},
+		{"10 per hour, burst refilled 6 minutes later", PerHour(10).WithBurst(87841), "Burst must be at most 87840"},
+		{"a fractional interval at the bound", Limit{Rate: 3, Period: time.Second, Burst: 3 * 31_622_400}, ""},
+		{"a fractional interval past the bound", Limit{Rate: 3, Period: time.Second, Burst: 3*31_622_400 + 1}, "Burst must be at most 94867200"},
+		{"Burst × Period beyond int64 at the bound", Limit{Rate: maxRate, Period: year, Burst: maxRate}.WithAlgorithm(TokenBucket), ""},
+		{"Burst × Period beyond int64 past the bound", Limit{Rate: maxRate / 2, Period: year, Burst: maxRate}, "Burst must be at most 549755813888"},
+		{"window algorithms: Burst is Rate, refilled in one Period", Limit{Rate: maxRate, Period: year, Algorithm: SlidingLog}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.limit.Validate()
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			if assert.Error(t, err) {
+				assert.Contains(t, err.Error(), tt.wantErr)
+			}
+		})
+	}
+}

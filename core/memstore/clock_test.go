@@ -5,8 +5,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/storetest"
 )
 
 func TestEpochMicros(t *testing.T) {
@@ -27,7 +29,11 @@ func TestEpochMicros(t *testing.T) {
 	}
 }
 
+// A reading behind a key's state is taken as the key's own time, and the
+// waits are measured from the reading: the same decision as at the latest
+// time, with ResetAfter and RetryAfter longer by the lag.
 func TestClockSteppedBackDoesNotAdmitMore(t *testing.T) {
+	const lag = 500 * time.Millisecond
 	for _, alg := range allAlgorithms() {
 		t.Run(alg.String(), func(t *testing.T) {
 			s, clock := newTestStore(t)
@@ -36,11 +42,36 @@ func TestClockSteppedBackDoesNotAdmitMore(t *testing.T) {
 			takeOne(t, s, "k", l, 3)
 			atLatest := takeOne(t, s, "k", l, 1)
 
-			clock.SetOffset(500 * time.Millisecond) // back, across a window boundary
+			clock.SetOffset(time.Second - lag) // back, across a window boundary
 			d := takeOne(t, s, "k", l, 1)
 
+			want := atLatest
+			want.ResetAfter += lag
+			want.RetryAfter += lag
 			assert.False(t, d.Allowed)
-			assert.Equal(t, atLatest, d, "the shard stays at its latest time")
+			assert.Equal(t, want, d)
+		})
+	}
+}
+
+// A clock before the stores' epoch (a host that boots at 1970 before NTP
+// sets its clock) runs like any other: the quota refills as it advances.
+func TestClockBefore2024Runs(t *testing.T) {
+	for _, alg := range allAlgorithms() {
+		t.Run(alg.String(), func(t *testing.T) {
+			clock := storetest.NewClock()
+			clock.Set(time.Unix(0, 0))
+			s, err := New(WithClock(clock.Now))
+			require.NoError(t, err)
+			l := core.PerSecond(2).WithAlgorithm(alg)
+			takeOne(t, s, "k", l, 2)
+			require.False(t, takeOne(t, s, "k", l, 1).Allowed, "exhausted")
+
+			clock.Advance(2 * time.Second) // two periods: full again for every algorithm
+			d := takeOne(t, s, "k", l, 2)
+
+			assert.True(t, d.Allowed, "the whole quota is back")
+			assert.Equal(t, int64(0), d.Remaining)
 		})
 	}
 }

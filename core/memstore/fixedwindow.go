@@ -9,10 +9,16 @@ import (
 // evalFixedWindow evaluates the fixed window; st.w is the window number,
 // st.n its count. The counts are integers below 2⁵³, exact in int64 as in
 // the scripts' doubles; the window number is floored in float64 as Lua's
-// math.floor(now / P) does.
+// math.floor(now / P) does. A reading before the stored window is taken as
+// its start (the old window never reopens); the end of the window is
+// measured from the reading.
 func evalFixedWindow(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
 	p, r := periodMicros(l.Period), l.Rate
-	w := windowOf(now, p)
+	at := now // the key's time: never before the stored window
+	if found {
+		at = max(now, st.w*p)
+	}
+	w := windowOf(at, p)
 	end := (w+1)*p - now
 	var n int64
 	if found && st.w == w {

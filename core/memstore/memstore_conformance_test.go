@@ -32,3 +32,11 @@ func TestConformanceConcurrency(t *testing.T) {
 		return slices.Repeat([]core.Store{newConformanceStore(t, now)}, n)
 	})
 }
+
+// TestConformanceDifferential runs the suite's random takes on two memory
+// stores: core/redisstore compares itself with a memory store this way,
+// and here the suite's checks of each decision (no negative or overlong
+// wait, no Remaining beyond the capacity) hold the memory store alone.
+func TestConformanceDifferential(t *testing.T) {
+	storetest.RunDifferential(t, newConformanceStore, newConformanceStore)
+}

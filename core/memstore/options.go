@@ -28,8 +28,8 @@ type config struct {
 // WithClock sets the clock the store reads the time from, for tests. The
 // default is the wall clock read once at [New], then advanced by the
 // monotonic clock: one clock read per take instead of two, and immune to
-// wall-clock steps. Whatever the clock, a shard never lets its time run
-// backwards (see [Store]).
+// wall-clock steps. Whatever the clock, a reading that goes back admits no
+// more than the limits allow (see [Store]).
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {

@@ -15,10 +15,7 @@ type shard struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	maxKeys int
-	// last is the latest time (µs) a take in this shard used: the shard's
-	// time never runs backwards.
-	last int64
-	_    [64]byte // keeps neighbouring shards' locks off one cache line
+	_       [64]byte // keeps neighbouring shards' locks off one cache line
 }
 
 // lookup returns the live entry of key, or nil. An expired entry is

@@ -3,14 +3,19 @@ package memstore
 import "github.com/ratelimitkit/ratelimit/core"
 
 // evalLog evaluates the sliding log lg (nil for a key without state) for a
-// take of cost at now. It prunes the entries that left the window
-// (now − P, now], which changes no decision, and writes nothing else; an
-// admitted take then adds cost entries at now with [timeLog.add].
+// take of cost at now. The log's time is the later of now and its newest
+// unit ([timeLog.clock]): a reading behind the newest unit is taken as its
+// time, and the durations are measured from the reading. It prunes the
+// units that left the window (at − P, at], which changes no decision, and
+// writes nothing else; an admitted take then adds cost units at the log's
+// time with [timeLog.add].
 func evalLog(o *outcome, lg *timeLog, l core.Limit, now, cost int64) {
 	p, r := periodMicros(l.Period), l.Rate
+	at := now
 	var n int64
 	if lg != nil {
-		lg.prune(now - p)
+		at = lg.clock(now)
+		lg.prune(at - p)
 		n = lg.total
 	}
 	o.remainingBefore = r - n
@@ -24,7 +29,8 @@ func evalLog(o *outcome, lg *timeLog, l core.Limit, now, cost int64) {
 		o.deny(lg.kthOldest(n+cost-r) + p - now)
 		return
 	}
-	o.admit(r-n-cost, p, ttlMicros(p))
+	reset := at + p - now
+	o.admit(r-n-cost, reset, ttlMicros(reset))
 }
 
 // A timeLog is the sliding log of one key: the times of its admitted
@@ -53,6 +59,15 @@ func (lg *timeLog) prune(cut int64) {
 	}
 }
 
+// clock returns the log's time at a reading now: now, or the time of the
+// newest unit if that is later (a clock stepped back).
+func (lg *timeLog) clock(now int64) int64 {
+	if lg.head == len(lg.runs) {
+		return now
+	}
+	return max(now, lg.newest())
+}
+
 // newest returns the time of the newest unit; the log must not be empty.
 func (lg *timeLog) newest() int64 {
 	return lg.runs[len(lg.runs)-1].at
@@ -70,7 +85,7 @@ func (lg *timeLog) kthOldest(k int64) int64 {
 }
 
 // add records n units at time at, which is never before the newest unit:
-// a shard's time never runs backwards.
+// at is the log's [timeLog.clock].
 func (lg *timeLog) add(at, n int64) {
 	lg.total += n
 	if last := len(lg.runs) - 1; last >= lg.head && lg.runs[last].at == at {

@@ -9,11 +9,18 @@ import (
 // evalSlidingWindow evaluates the sliding window counter; st.w is the
 // window number, st.n its count and st.p the count of window w − 1. The
 // estimate is computed in float64 like the script: prev·(P − e) can exceed
-// 2⁵³ at the largest rates and periods, and must round the same way.
+// 2⁵³ at the largest rates and periods, and must round the same way. A
+// reading before the stored window is taken as its start, and the
+// durations are then measured from the reading.
 func evalSlidingWindow(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
-	w := windowOf(now, periodMicros(l.Period))
+	at := now // the key's time: never before the stored window
+	if found {
+		at = max(now, st.w*periodMicros(l.Period))
+	}
+	lag := at - now
+	w := windowOf(at, periodMicros(l.Period))
 	p, r, c := float64(periodMicros(l.Period)), float64(l.Rate), float64(cost)
-	e := float64(now) - float64(float64(w)*p)
+	e := float64(at) - float64(float64(w)*p)
 	var cur, prev float64
 	switch {
 	case found && st.w == w:
@@ -25,20 +32,20 @@ func evalSlidingWindow(o *outcome, st *state, found bool, l core.Limit, now, cos
 	o.remainingBefore = int64(max(0, math.Floor((float64(r*p)-usedP)/p)))
 	switch {
 	case cur > 0:
-		o.resetBefore = int64(2*p - e)
+		o.resetBefore = int64(2*p-e) + lag
 	case prev > 0:
-		o.resetBefore = int64(p - e)
+		o.resetBefore = int64(p-e) + lag
 	}
 	if o.settle(cost, l.Rate) {
 		return
 	}
 	if usedP+float64(c*p) > float64(r*p) {
-		o.deny(slidingRetry(p, r, c, e, cur, prev))
+		o.deny(slidingRetry(p, r, c, e, cur, prev) + lag)
 		return
 	}
 	cur += c
 	after := math.Floor((float64(r*p) - float64(prev*(p-e)) - float64(cur*p)) / p)
-	reset := int64(2*p - e)
+	reset := int64(2*p-e) + lag
 	o.admit(int64(after), reset, ttlMicros(reset))
 	*st = state{w: w, n: int64(cur), p: int64(prev)}
 }
@@ -50,10 +57,12 @@ func evalSlidingWindow(o *outcome, st *state, found bool, l core.Limit, now, cos
 // The admission test of the counter has no tolerance, so the wait is
 // rounded up to the whole µs (ceil, at least 1), not to the nearest as
 // roundUp would: a wait 0.4 µs short would be denied again, with a
-// RetryAfter of 0. docs/algorithms.md writes roundUp; core/storetest
-// holds the stores to the exact ceiling.
+// RetryAfter of 0. The first wait needs prev > 0: beyond 2⁵³ (R·P) the
+// rounding of the estimate may deny cur + c ≤ R with prev = 0, where it
+// would divide 0 by 0 (and Go's max keeps a NaN that Lua's math.max
+// drops).
 func slidingRetry(p, r, c, e, cur, prev float64) int64 {
-	if cur+c <= r {
+	if cur+c <= r && prev > 0 {
 		return ceilMicros(p - e - (r-cur-c)*p/prev)
 	}
 	return ceilMicros((p - e) + p - (r-c)*p/cur)

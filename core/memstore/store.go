@@ -16,10 +16,12 @@ import (
 // when their shard needs room.
 //
 // Time is read from the clock of [WithClock] in microseconds since
-// 2024-01-01T00:00:00Z. A shard never lets its time run backwards: a
-// reading earlier than the latest one the shard used is taken as that one,
-// so neither a wall clock stepped back nor two takes that read the clock in
-// one order and lock in the other can admit more than the limits allow.
+// 2024-01-01T00:00:00Z, once per take, and may be any instant, before 2024
+// too. A reading earlier than a key's state (a wall clock stepped back, or
+// two takes that read the clock in one order and lock in the other) admits
+// no more than the limits allow: each algorithm keeps its key's own time,
+// exactly as the Redis scripts do (docs/algorithms.md, "A clock that goes
+// back brings no quota back"), so the two stores give the same decisions.
 type Store struct {
 	shards []shard
 	mask   uint64
@@ -108,10 +110,9 @@ func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, co
 	for i, key := range keys {
 		slots[i].shard = s.shardOf(key)
 	}
-	clock := s.clock() // read outside the lock: advance orders it
+	now := s.clock() // read outside the lock: every key keeps its own time
 	var lockBuf [maxInline]int
 	locked := s.lock(lockBuf[:0], slots)
-	now := s.advance(locked, clock)
 
 	admitted := true
 	for i := range slots {
@@ -162,7 +163,7 @@ func (s *Store) commit(slots []slot, i int, key string, alg core.Algorithm, now,
 		if e.alg != alg || e.log == nil {
 			e.log = &timeLog{}
 		}
-		e.log.add(now, cost)
+		e.log.add(e.log.clock(now), cost)
 	} else {
 		e.state, e.log = sl.next, nil
 	}
@@ -196,19 +197,6 @@ func (s *Store) unlock(locked []int) {
 	for _, i := range locked {
 		s.shards[i].mu.Unlock()
 	}
-}
-
-// advance returns the time of a take on the locked shards: the clock's
-// reading, or the latest time one of them used if that is later. It
-// records the result as their latest time.
-func (s *Store) advance(locked []int, now int64) int64 {
-	for _, i := range locked {
-		now = max(now, s.shards[i].last)
-	}
-	for _, i := range locked {
-		s.shards[i].last = now
-	}
-	return now
 }
 
 // Len returns the number of stored keys, counting expired ones that were

@@ -41,6 +41,17 @@ func ttlMicros(resetMicros int64) int64 {
 	return max(1, (resetMicros+999)/1000) * 1000
 }
 
+// fromReading turns a duration d measured from a key's own time into one
+// measured from the clock reading, lag µs earlier (docs/algorithms.md, "A
+// clock that goes back brings no quota back"): a wait or a reset is longer
+// by the lag, and 0 (nothing to wait for) stays 0.
+func fromReading(d, lag int64) int64 {
+	if d > 0 {
+		return d + lag
+	}
+	return d
+}
+
 // micros converts whole microseconds to a [time.Duration].
 func micros(us int64) time.Duration {
 	return time.Duration(us) * time.Microsecond

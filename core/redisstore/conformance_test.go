@@ -4,7 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/core/storetest"
 )
@@ -41,6 +44,29 @@ func TestConformanceConcurrency(t *testing.T) {
 					stores[i] = mustNew(t, c, redisstore.WithClock(now))
 				}
 				return stores
+			})
+		})
+	}
+}
+
+// TestConformanceDifferential compares the store with a memory store take
+// for take on random limits, costs and instants, clock steps back included
+// (storetest.RunDifferential). The script expires its keys on the test
+// clock, as the memory store does (redisstore.NewWithTestClockExpiry).
+func TestConformanceDifferential(t *testing.T) {
+	memory := func(t *testing.T, now func() time.Time) core.Store {
+		s, err := memstore.New(memstore.WithClock(now))
+		require.NoError(t, err)
+		return s
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			client := b.client(t)
+			t.Cleanup(func() { assertKeysExpire(t, client, storetestKeys) })
+			storetest.RunDifferential(t, memory, func(t *testing.T, now func() time.Time) core.Store {
+				s, err := redisstore.NewWithTestClockExpiry(client, now)
+				require.NoError(t, err)
+				return s
 			})
 		})
 	}

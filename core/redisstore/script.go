@@ -29,14 +29,24 @@ var scriptFiles = [...]string{
 
 // newScript builds the take script from the embedded files.
 func newScript() (*redis.Script, error) {
+	src, err := scriptSource()
+	if err != nil {
+		return nil, err
+	}
+	return redis.NewScript(src), nil
+}
+
+// scriptSource returns the text of the take script: the files of
+// scriptFiles, each followed by a newline.
+func scriptSource() (string, error) {
 	var src strings.Builder
 	for _, name := range scriptFiles {
 		b, err := scriptFS.ReadFile("scripts/" + name)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		src.Write(b)
 		src.WriteByte('\n')
 	}
-	return redis.NewScript(src.String()), nil
+	return src.String(), nil
 }

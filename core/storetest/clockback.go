@@ -29,10 +29,9 @@ func allAlgorithms() []namedAlgorithm {
 
 // testClockBackwards steps the clock back (an NTP step, a Redis failover to
 // a node whose clock is a little behind) and checks that no quota comes
-// back: a store may treat the earlier reading as the latest one it saw, or
-// compute with it, but it must not admit more than with a clock that
-// never went back. Only admissions are checked; the other fields of a
-// decision at the earlier instant are the store's choice.
+// back: the store must not admit more than with a clock that never went
+// back. Only admissions are checked here; [clockBackTests] pins the other
+// fields of the decisions at the earlier instant.
 //
 // Each algorithm has 10 per 10s (T = 1s for the buckets), stepped back
 // within a window (15s to 14s) and across a window boundary (20s to
@@ -108,4 +107,171 @@ func allDecisionsAllowed(ds []core.Decision) bool {
 		}
 	}
 	return true
+}
+
+// clockBackTests are the tables of a clock that goes back (docs/algorithms.md,
+// "A clock that goes back brings no quota back"), worked out by hand. Each
+// algorithm computes at its key's own time: GCRA with the reading and
+// max(tat, now); the token bucket at max(now, ts); the windows at
+// max(now, start of the stored window); the sliding log at max(now, its
+// newest entry), where it also writes. Every wait and reset is measured
+// from the reading: longer by the lag, so a client that waits RetryAfter on
+// the clock it was answered by passes, and the TTL covers the state.
+func clockBackTests() []sequence {
+	tenIn10s := core.Limit{Rate: 10, Period: 10 * sec} // T = 1s, B·T = 10s
+	fiveIn10s := core.Limit{Rate: 5, Period: 10 * sec}
+	return []sequence{
+		{
+			name:   "GCRA: a reading behind computes with the reading, tat further away",
+			limits: []core.Limit{tenIn10s},
+			steps: []step{
+				take(20*sec, 10, ok(0, 10*sec)), // tat = 30s
+				// 1s back: tat is 11s away, the next token due at 21s.
+				take(19*sec, 1, denied(0, 11*sec, 2*sec)),
+				take(21*sec, 1, ok(0, 10*sec)), // tat = 31s
+				take(40*sec, 5, ok(5, 5*sec)),  // full; tat = 45s
+				// 2s back: tat is 7s away, (10s − 7s)/T = 3 tokens.
+				take(38*sec, 3, ok(0, 10*sec)),
+				take(38*sec, 1, denied(0, 10*sec, sec)),
+			},
+		},
+		{
+			name:   "TokenBucket: a reading behind ts is taken as ts",
+			limits: []core.Limit{tenIn10s.WithAlgorithm(core.TokenBucket)},
+			steps: []step{
+				take(20*sec, 10, ok(0, 10*sec)), // tk = 0, ts = 20s
+				// 1s back: at ts, 0 tokens; a token 1s after ts, 2s away.
+				take(19*sec, 1, denied(0, 11*sec, 2*sec)),
+				take(21*sec, 1, ok(0, 10*sec)),
+				take(40*sec, 5, ok(5, 5*sec)), // tk = 5, ts = 40s
+				// 2s back: 5 tokens at ts; full 5s after ts, 7s away.
+				take(38*sec, 0, ok(5, 7*sec)),
+				take(38*sec, 5, ok(0, 12*sec)), // ts stays 40s
+				take(38*sec, 1, denied(0, 12*sec, 3*sec)),
+				take(41*sec, 1, ok(0, 10*sec)),
+			},
+		},
+		{
+			name:   "FixedWindow: the old window never reopens, its end is measured from the reading",
+			limits: []core.Limit{fiveIn10s.WithAlgorithm(core.FixedWindow)},
+			steps: []step{
+				take(25*sec, 5, ok(0, 5*sec)),
+				// 6s back, into window [10s, 20s): taken as 20s, window [20s, 30s).
+				take(19*sec, 1, denied(0, 11*sec, 11*sec)),
+				take(30*sec, 5, ok(0, 10*sec)),
+				take(41*sec, 2, ok(3, 9*sec)),
+				take(39*sec, 3, ok(0, 11*sec)), // counted in window [40s, 50s)
+				take(45*sec, 1, denied(0, 5*sec, 5*sec)),
+			},
+		},
+		{
+			name:   "SlidingWindow: the old window never reopens, the waits are measured from the reading",
+			limits: []core.Limit{fiveIn10s.WithAlgorithm(core.SlidingWindow)},
+			steps: []step{
+				take(25*sec, 5, ok(0, 15*sec)), // window 2, e = 5s
+				// 1s back: taken as 20s (e = 0); reset 2P − e + 1s.
+				take(19*sec, 0, ok(0, 21*sec)),
+				// Into window 3: (P − e) + P − (R − c)·P/cur = 12s, + 1s.
+				take(19*sec, 1, denied(0, 21*sec, 13*sec)),
+				// Window 3, e = 2s: 5·8s/10s + 1 = 5 of 5.
+				take(32*sec, 1, ok(0, 18*sec)),
+			},
+		},
+		{
+			// The review's case: entries written under a clock 1.5s ahead,
+			// then a failover to a server whose clock is behind.
+			name:   "SlidingLog: a reading behind the newest entry is taken as its time, and written there",
+			limits: []core.Limit{{Rate: 5, Period: 2 * sec, Algorithm: core.SlidingLog}},
+			steps: []step{
+				take(10*sec, 4, ok(1, 2*sec)),
+				// 1.5s back: the log's time is 10s; the entry is written at
+				// 10s and lives until 12s, 3.5s from the reading.
+				take(8500*ms, 1, ok(0, 3500*ms)),
+				take(8500*ms, 1, denied(0, 3500*ms, 3500*ms)),
+				// 2.1s after the step back, (8.6s, 10.6s] still holds all 5.
+				take(10600*ms, 5, denied(0, 1400*ms, 1400*ms)),
+				take(10600*ms, 1, denied(0, 1400*ms, 1400*ms)),
+				take(12*sec, 5, ok(0, 2*sec)),
+			},
+		},
+		{
+			name: "several limits: each keeps its own time, all or nothing",
+			limits: []core.Limit{
+				tenIn10s.WithAlgorithm(core.TokenBucket),
+				{Rate: 5, Period: 2 * sec, Algorithm: core.SlidingLog},
+			},
+			steps: []step{
+				take(10*sec, 4, ok(6, 4*sec), ok(1, 2*sec)),
+				// 1s back: the bucket at ts = 10s, the log at 10s. The log
+				// denies, so the bucket reports its quota before the take.
+				take(9*sec, 2, ok(6, 5*sec), denied(1, 3*sec, 3*sec)),
+				take(9*sec, 1, ok(5, 6*sec), ok(0, 3*sec)),
+				take(12*sec, 5, ok(2, 8*sec), ok(0, 2*sec)),
+			},
+		},
+	}
+}
+
+// beforeEpochTests start in 1970, before the stores' epoch of 2024 (a
+// host that boots with its clock at 0 before NTP sets it): time values
+// are negative, and everything runs as in 2025. 1970-01-01 is a day
+// boundary of the epoch, so the windows start at the first step.
+func beforeEpochTests() []sequence {
+	fiveIn10s := core.Limit{Rate: 5, Period: 10 * sec} // T = 2s
+	unix0 := time.Unix(0, 0)
+	return []sequence{
+		{
+			name:   "GCRA in 1970",
+			from:   unix0,
+			limits: []core.Limit{fiveIn10s},
+			steps: []step{
+				take(0, 5, ok(0, 10*sec)),
+				take(0, 1, denied(0, 10*sec, 2*sec)),
+				take(2*sec, 1, ok(0, 10*sec)),
+				take(30*sec, 5, ok(0, 10*sec)),
+			},
+		},
+		{
+			name:   "TokenBucket in 1970",
+			from:   unix0,
+			limits: []core.Limit{fiveIn10s.WithAlgorithm(core.TokenBucket)},
+			steps: []step{
+				take(0, 5, ok(0, 10*sec)),
+				take(0, 1, denied(0, 10*sec, 2*sec)),
+				take(2*sec, 1, ok(0, 10*sec)),
+				take(30*sec, 5, ok(0, 10*sec)),
+			},
+		},
+		{
+			name:   "FixedWindow in 1970",
+			from:   unix0,
+			limits: []core.Limit{fiveIn10s.WithAlgorithm(core.FixedWindow)},
+			steps: []step{
+				take(0, 5, ok(0, 10*sec)),
+				take(9*sec, 1, denied(0, sec, sec)),
+				take(10*sec, 5, ok(0, 10*sec)),
+			},
+		},
+		{
+			name:   "SlidingWindow in 1970",
+			from:   unix0,
+			limits: []core.Limit{fiveIn10s.WithAlgorithm(core.SlidingWindow)},
+			steps: []step{
+				take(0, 5, ok(0, 20*sec)),
+				// Window 1, e = 0, prev = 5: (R − cur − c)·P/prev = 8s of 10s.
+				take(10*sec, 1, denied(0, 10*sec, 2*sec)),
+				take(20*sec, 5, ok(0, 20*sec)),
+			},
+		},
+		{
+			name:   "SlidingLog in 1970",
+			from:   unix0,
+			limits: []core.Limit{fiveIn10s.WithAlgorithm(core.SlidingLog)},
+			steps: []step{
+				take(0, 5, ok(0, 10*sec)),
+				take(5*sec, 1, denied(0, 5*sec, 5*sec)),
+				take(10*sec, 5, ok(0, 10*sec)),
+			},
+		},
+	}
 }

@@ -4,8 +4,9 @@
 // other store.
 //
 // A store's tests call [Run] with a constructor that hands the store the
-// suite's clock, and [RunConcurrency] with one that returns several stores
-// sharing one state:
+// suite's clock, [RunConcurrency] with one that returns several stores
+// sharing one state, and [RunDifferential] with a reference store
+// (core/memstore) beside their own:
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T, now func() time.Time) core.Store {
@@ -21,6 +22,10 @@
 //			require.NoError(t, err)
 //			return slices.Repeat([]core.Store{s}, n) // one state, n handles
 //		})
+//	}
+//
+//	func TestConformanceDifferential(t *testing.T) {
+//		storetest.RunDifferential(t, newMemstore, newMyStore) // same takes, same answers
 //	}
 //
 // Stores may share a server: every subtest uses keys of its own prefix
@@ -48,9 +53,22 @@
 // Beyond the tables: GCRA and the token bucket give identical decisions
 // on random sequences of 2,000 takes (the seed is printed on failure and
 // replayed with [SeedEnv]); a clock stepped back, within a window or
-// across a boundary, brings no quota back; hostile identities (braces,
-// control bytes, unicode, 10 KB, composite identities) are independent
-// clients; and Take appends to its dst argument.
+// across a boundary, brings no quota back, and tables pin every field of
+// the decisions after a step back (each key computes at its own time, the
+// waits are measured from the reading); a clock in 1970, before the
+// stores' epoch, runs like any other; hostile identities (braces, control
+// bytes, unicode, 10 KB, composite identities) are independent clients;
+// and Take appends to its dst argument.
+//
+// # What RunDifferential checks
+//
+// [RunDifferential] sends random takes to two stores side by side and
+// requires identical decisions: random limits over the whole valid range
+// (the bounds of [core.Limit.Validate] included), all five algorithms, one
+// to three limits per take, costs from 0 to far above the capacity, and
+// instants from 1970 to 2060 with clock steps back. It also rejects any
+// decision no store may give (a negative or overlong wait, a Remaining
+// beyond the capacity).
 //
 // # Where the tables go beyond the text of docs/algorithms.md
 //

@@ -30,6 +30,8 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("MultiLimit", func(t *testing.T) { runSequences(t, newStore, multiLimitTests()) })
 	t.Run("GCRA matches TokenBucket on random takes", func(t *testing.T) { testEquivalence(t, newStore) })
 	t.Run("clock going backwards admits no more", func(t *testing.T) { testClockBackwards(t, newStore) })
+	t.Run("clock going backwards: the key's own time", func(t *testing.T) { runSequences(t, newStore, clockBackTests()) })
+	t.Run("clock before 2024", func(t *testing.T) { runSequences(t, newStore, beforeEpochTests()) })
 	t.Run("hostile identities are independent clients", func(t *testing.T) { testIdentities(t, newStore) })
 	t.Run("Take appends to dst", func(t *testing.T) { testAppends(t, newStore) })
 }

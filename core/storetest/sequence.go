@@ -28,10 +28,13 @@ type sequence struct {
 	name   string
 	limits []core.Limit
 	steps  []step
+	// from is the instant the offsets of the steps count from; the zero
+	// value means [Start].
+	from time.Time
 }
 
-// A step is one Take: at Start + at, of cost, expecting want[i] from
-// limits[i].
+// A step is one Take: at from + at (Start + at by default), of cost,
+// expecting want[i] from limits[i]. Steps may go back in time.
 type step struct {
 	at   time.Duration
 	cost int64
@@ -97,8 +100,12 @@ func runSequences(t *testing.T, newStore NewStore, tests []sequence) {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := NewClock()
 			c := newClient(newStore(t, clock.Now), UniqueKeyBuilder(t), "client", tt.limits)
+			from := tt.from
+			if from.IsZero() {
+				from = Start()
+			}
 			for i, st := range tt.steps {
-				clock.SetOffset(st.at)
+				clock.Set(from.Add(st.at))
 				where := fmt.Sprintf("%s: step %d (at %v, cost %d)", tt.name, i+1, st.at, st.cost)
 				runStep(t, c, where, st)
 			}

@@ -1,6 +1,10 @@
 package storetest
 
-import "github.com/ratelimitkit/ratelimit/core"
+import (
+	"time"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
 
 // fixedWindowTests are the tables of the fixed window. Windows are
 // aligned to the epoch and Start is a boundary, so an offset's remainder
@@ -119,6 +123,21 @@ func slidingWindowTests() []sequence {
 				// 30e6; wait ceil(2/3) = 1µs.
 				take(16666666*us, 1, denied(0, 13333334*us, us)),
 				take(16666667*us, 1, ok(0, 13333333*us)),
+			},
+		},
+		{
+			// Found by RunDifferential: R·P ≈ 7.5 × 10²³ is far beyond 2⁵³,
+			// so the estimate is rounded, and it denies cur + c = R with
+			// prev = 0, where exact arithmetic admits. The wait must still
+			// be a number (the first formula would divide 0 by 0; Go and Lua
+			// turned the NaN into 0 and 1µs): the second one, P − e here,
+			// the doubles' results of docs/algorithms.md, pinned.
+			name:   "beyond 2⁵³: a denial the rounding makes has a RetryAfter",
+			from:   time.Date(2028, time.June, 16, 19, 8, 23, 782343000, time.UTC),
+			limits: []core.Limit{{Rate: 866737933630, Period: 866737933631 * us, Algorithm: core.SlidingWindow}},
+			steps: []step{
+				take(525*us, 1, ok(866737933628, 1416917332616*us)),
+				take(717*us, 866737933629, denied(866737933628, 1416917332424*us, 550179398793*us)),
 			},
 		},
 		{

@@ -10,7 +10,8 @@
 --   Reply: none; returns the values described in common.lua.
 -- State: key is a hash, w = window number floor(now / period) and n = count
 -- (integers), expiring at the end of the window. A clock reading before the
--- stored window is taken as its start (the old window never reopens).
+-- stored window is taken as its start (the old window never reopens); the
+-- end of the window is measured from the reading.
 
 -- write_fixed_window stores window w with count n, to expire in ttl µs.
 local function write_fixed_window(key, w, n, ttl)
@@ -21,13 +22,12 @@ end
 local function fixed_window(key, now, cost, rate, period)
   local state = redis.call('HMGET', key, 'w', 'n')
   local stored_w = tonumber(state[1])
-  local lag = 0 -- how far the clock is behind the stored window's start
+  local at = now -- the key's time: never back into an earlier window
   if stored_w then
-    lag = math.max(0, stored_w * period - now)
-    now = now + lag -- never back into an earlier window
+    at = math.max(now, stored_w * period)
   end
-  local w = math.floor(now / period)
-  local window_end = (w + 1) * period - now
+  local w = math.floor(at / period)
+  local window_end = (w + 1) * period - now -- from the reading
   local n = 0
   if stored_w == w then
     n = tonumber(state[2]) or 0
@@ -46,5 +46,5 @@ local function fixed_window(key, now, cost, rate, period)
     return EXHAUSTED, rate - n, reset_before, window_end
   end
   return 0, rate - n, reset_before, 0, rate - n - cost, window_end,
-    write_fixed_window, w, n + cost, window_end + lag
+    write_fixed_window, w, n + cost, window_end
 end

@@ -8,37 +8,121 @@
 --          rate (requests per window) and period (window length, µs) come
 --          from take.lua; the capacity is the rate.
 --   Reply: none; returns the values described in common.lua.
--- State: key is a sorted set with one member per admitted request unit,
--- score = admission time in µs, member "<now>:<i>"; the window is
--- (now - period, now]; the key expires one period after the newest entry.
--- Unlike the other algorithms, evaluating prunes expired entries even when
+-- State: key is a sorted set of runs, one member per admitting take (takes
+-- in the same µs share one): score = the time of the take in µs, member
+-- "r<u>:<c>" = c request units, the last of which is unit number u of the
+-- key (units are numbered 1, 2, ... in the order they are admitted, so the
+-- run holds units u - c + 1 .. u). The log's time is at = max(now, newest
+-- score): a reading behind the newest run is taken as its time, and new
+-- runs are written at it. The window (at - period, at] holds
+-- u(newest) - u(oldest) + c(oldest) units: a take costs O(log n) whatever
+-- its cost. A member that is not "r<u>:<c>" (the layout before runs, one
+-- member "<time>:<i>" per unit) counts as one unit. The key expires when
+-- its newest run leaves the window, at + period.
+-- Unlike the other algorithms, evaluating prunes expired runs even when
 -- nothing is charged; that changes no decision.
 
--- write_sliding_log adds cost entries at now, to expire one period (µs)
--- after them.
-local function write_sliding_log(key, now, cost, period)
-  local batch = 512 -- members per ZADD: Lua's unpack has a stack limit
-  local score = int(now)
-  local first = redis.call('ZCOUNT', key, score, score)
-  local args = {}
-  for i = first, first + cost - 1 do
-    args[#args + 1] = score
-    args[#args + 1] = score .. ':' .. int(i)
-    if #args == 2 * batch or i == first + cost - 1 then
-      redis.call('ZADD', key, unpack(args))
-      args = {}
+-- parse_run returns u and c of a run member, or nil for any other member.
+local function parse_run(member)
+  local u, c = string.match(member, '^r(%d+):(%d+)$')
+  return tonumber(u), tonumber(c)
+end
+
+-- log_window counts the units of the live log at key, whose newest member
+-- is newest. It returns n, the units in the window; f, how many members at
+-- the start are counted as one unit each (members that are not runs); base,
+-- the number of the unit before the first run; and size, the number of
+-- members when it was read (else nil). When the newest member is not a run,
+-- or the runs are numbered out of order (old and new scripts wrote the key
+-- at once), every member counts as one unit.
+local function log_window(key, newest)
+  local u_new, c_new = parse_run(newest)
+  if u_new == nil then
+    local size = redis.call('ZCARD', key)
+    return size, size, 0, size
+  end
+  local first = redis.call('ZRANGE', key, 0, 0)[1]
+  local f, size = 0, nil
+  if first ~= newest and parse_run(first) == nil then
+    -- Members from before runs come first: find the first run.
+    size = redis.call('ZCARD', key)
+    local lo, hi = 1, size - 1 -- the newest member is a run
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      if parse_run(redis.call('ZRANGE', key, mid, mid)[1]) then
+        hi = mid
+      else
+        lo = mid + 1
+      end
+    end
+    f, first = lo, redis.call('ZRANGE', key, lo, lo)[1]
+  end
+  local u_first, c_first = parse_run(first)
+  local base = u_first - c_first
+  local least = c_new -- the units the first and the newest run hold
+  if first ~= newest then
+    least = c_first + c_new
+  end
+  if u_new - base < least then
+    size = size or redis.call('ZCARD', key)
+    return size, size, 0, size
+  end
+  return f + u_new - base, f, base, size
+end
+
+-- log_kth returns the time of the k-th oldest unit (1 <= k <= n) of a log
+-- that log_window counted: one of the first f members, or else the first
+-- run whose last unit is at least unit base + k - f, found by bisection.
+local function log_kth(key, k, f, base, size)
+  if k <= f then
+    return tonumber(redis.call('ZRANGE', key, k - 1, k - 1, 'WITHSCORES')[2])
+  end
+  local target = base + k - f
+  local run = redis.call('ZRANGE', key, f, f, 'WITHSCORES')
+  local u = parse_run(run[1])
+  if u and u >= target then
+    return tonumber(run[2])
+  end
+  local lo, hi = f + 1, (size or redis.call('ZCARD', key)) - 1 -- the newest run holds the target
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    u = parse_run(redis.call('ZRANGE', key, mid, mid)[1])
+    if u and u >= target then
+      hi = mid
+    else
+      lo = mid + 1
     end
   end
-  redis.call('PEXPIRE', key, ttl_ms(period))
+  return tonumber(redis.call('ZRANGE', key, lo, lo, 'WITHSCORES')[2])
+end
+
+-- write_sliding_log adds the run member at time at, replacing the run old
+-- (a run of the same µs that member includes) when it is not false, to
+-- expire in ttl µs.
+local function write_sliding_log(key, at, member, old, ttl)
+  if old then
+    redis.call('ZREM', key, old)
+  end
+  redis.call('ZADD', key, int(at), member)
+  redis.call('PEXPIRE', key, ttl_ms(ttl))
 end
 
 local function sliding_log(key, now, cost, rate, period)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', int(now - period))
-  local n = redis.call('ZCARD', key)
+  local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local newest_at = tonumber(newest[2])
+  local at = now -- the log's time: never before its newest run
+  if newest_at then
+    at = math.max(now, newest_at)
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', int(at - period))
+  end
+  local live = newest_at and newest_at > at - period
+  local n, f, base, size = 0, 0, 0, nil
+  if live then
+    n, f, base, size = log_window(key, newest[1])
+  end
   local reset_before = 0
   if n > 0 then
-    local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-    reset_before = tonumber(newest[2]) + period - now
+    reset_before = newest_at + period - now
   end
   if cost > rate then
     return COST_TOO_HIGH, rate - n, reset_before, 0
@@ -47,9 +131,20 @@ local function sliding_log(key, now, cost, rate, period)
     return 0, rate - n, reset_before, 0, rate - n, reset_before
   end
   if n + cost > rate then
-    local k = n + cost - rate -- the k-th oldest entry must leave the window
-    local oldest = redis.call('ZRANGE', key, k - 1, k - 1, 'WITHSCORES')
-    return EXHAUSTED, rate - n, reset_before, tonumber(oldest[2]) + period - now
+    local oldest = log_kth(key, n + cost - rate, f, base, size) -- it must leave the window
+    return EXHAUSTED, rate - n, reset_before, oldest + period - now
   end
-  return 0, rate - n, reset_before, 0, rate - n - cost, period, write_sliding_log, now, cost, period
+  local u, c, old = cost, cost, false
+  if live then
+    local u_new, c_new = parse_run(newest[1])
+    if u_new then
+      u = u_new + cost
+      if newest_at == at then
+        c, old = c_new + cost, newest[1]
+      end
+    end
+  end
+  local reset_after = at + period - now
+  return 0, rate - n, reset_before, 0, rate - n - cost, reset_after,
+    write_sliding_log, at, 'r' .. int(u) .. ':' .. int(c), old, reset_after
 end

@@ -10,7 +10,8 @@
 --   Reply: none; returns the values described in common.lua.
 -- State: key is a hash, w = current window number, n = its count, p = the
 -- previous window's count (integers), expiring when both windows are past.
--- A clock reading before the stored window is taken as its start.
+-- A clock reading before the stored window is taken as its start, and the
+-- durations are then measured from the reading: longer by the lag.
 
 -- write_sliding_window stores window w with count n and the previous
 -- window's count p, to expire in ttl µs.
@@ -22,13 +23,13 @@ end
 local function sliding_window(key, now, cost, rate, period)
   local state = redis.call('HMGET', key, 'w', 'n', 'p')
   local stored_w, n = tonumber(state[1]), tonumber(state[2]) or 0
-  local lag = 0 -- how far the clock is behind the stored window's start
+  local at = now -- the key's time: never back into an earlier window
   if stored_w then
-    lag = math.max(0, stored_w * period - now)
-    now = now + lag -- never back into an earlier window
+    at = math.max(now, stored_w * period)
   end
-  local w = math.floor(now / period)
-  local e = now - w * period -- elapsed in the current window, µs
+  local lag = at - now -- how far the clock is behind the stored window's start
+  local w = math.floor(at / period)
+  local e = at - w * period -- elapsed in the current window, µs
   local cur, prev = 0, 0
   if stored_w == w then
     cur, prev = n, tonumber(state[3]) or 0
@@ -40,9 +41,9 @@ local function sliding_window(key, now, cost, rate, period)
   local before = math.max(0, math.floor((rate_p - used_p) / period))
   local reset_before = 0
   if cur > 0 then
-    reset_before = 2 * period - e
+    reset_before = 2 * period - e + lag
   elseif prev > 0 then
-    reset_before = period - e
+    reset_before = period - e + lag
   end
   if cost > rate then
     return COST_TOO_HIGH, before, reset_before, 0
@@ -52,18 +53,20 @@ local function sliding_window(key, now, cost, rate, period)
   end
   if used_p + cost * period > rate_p then
     -- The admission test is exact (no tolerance), so the wait is the
-    -- exact ceiling: a wait rounded down would be denied again.
+    -- exact ceiling: a wait rounded down would be denied again. prev > 0:
+    -- beyond 2^53 (rate * period), rounding may deny cur + cost <= rate
+    -- with prev = 0, where the first wait would divide 0 by 0.
     local retry
-    if cur + cost <= rate then
+    if cur + cost <= rate and prev > 0 then
       retry = math.max(1, math.ceil(period - e - (rate - cur - cost) * period / prev))
     else
       retry = math.max(1, math.ceil((period - e) + period - (rate - cost) * period / cur))
     end
-    return EXHAUSTED, before, reset_before, retry
+    return EXHAUSTED, before, reset_before, retry + lag
   end
   local charged = cur + cost
   local after = math.floor((rate_p - prev * (period - e) - charged * period) / period)
-  local reset_after = 2 * period - e
+  local reset_after = 2 * period - e + lag
   return 0, before, reset_before, 0, after, reset_after,
-    write_sliding_window, w, charged, prev, reset_after + lag
+    write_sliding_window, w, charged, prev, reset_after
 end

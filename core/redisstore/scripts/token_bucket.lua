@@ -10,7 +10,8 @@
 --   Reply: none; returns the values described in common.lua.
 -- State: key is a hash, tk = tokens (a double with 17 significant digits)
 -- and ts = time of the last refill (integer µs), expiring when full again.
--- A clock reading earlier than ts is taken as ts (no quota comes back).
+-- A clock reading earlier than ts is taken as ts (no quota comes back), and
+-- the durations are then measured from the reading: longer by the lag.
 
 -- write_token_bucket stores the tokens left and the refill time ts, to
 -- expire in ttl µs.
@@ -25,10 +26,13 @@ local function token_bucket(key, now, cost, rate, period, capacity)
   local tokens = tonumber(state[1]) or capacity
   local ts = tonumber(state[2]) or now
   local lag = math.max(0, ts - now) -- how far the clock is behind ts
-  now = now + lag -- the key's time never runs backwards
-  tokens = math.min(capacity, tokens + (now - ts) / t)
+  local at = now + lag -- the key's time never runs backwards
+  tokens = math.min(capacity, tokens + (at - ts) / t)
   local before = floor_tokens(tokens, t)
   local reset_before = round_up((capacity - tokens) * t)
+  if reset_before > 0 then
+    reset_before = reset_before + lag
+  end
   if cost > capacity then
     return COST_TOO_HIGH, before, reset_before, 0
   end
@@ -36,12 +40,12 @@ local function token_bucket(key, now, cost, rate, period, capacity)
     return 0, before, reset_before, 0, before, reset_before
   end
   if (cost - tokens) * t > 0.5 then
-    return EXHAUSTED, before, reset_before, round_up((cost - tokens) * t)
+    return EXHAUSTED, before, reset_before, round_up((cost - tokens) * t) + lag
   end
   -- A take admitted within the tolerance leaves a debt (at most 0.5/T
   -- tokens) that is kept, as GCRA keeps it in tat: tokens may go below 0.
   local left = tokens - cost
-  local reset_after = round_up((capacity - left) * t)
+  local reset_after = round_up((capacity - left) * t) + lag
   return 0, before, reset_before, 0, floor_tokens(left, t), reset_after,
-    write_token_bucket, left, now, reset_after + lag
+    write_token_bucket, left, at, reset_after
 end

@@ -1,0 +1,359 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// The size of [RunDifferential]: differentialCases sequences of
+// differentialSteps takes each.
+const (
+	differentialCases = 600
+	differentialSteps = 24
+)
+
+// Bounds of [core.Limit.Validate], which the random limits reach.
+const (
+	maxRate   = 1 << 40
+	maxPeriod = 366 * 24 * hour
+)
+
+// RunDifferential sends the same random takes, at the same instants, to a
+// store of reference (core/memstore) and a store of newStore, and requires
+// every decision to be identical in every field: docs/algorithms.md
+// defines one answer for every take, and the stores must give it bit for
+// bit. It also checks each decision for what no store may answer: a
+// negative or overlong wait, a Remaining beyond the capacity, a Reason
+// that contradicts Allowed.
+//
+// Each of 600 cases draws one to three limits from the whole valid range
+// (all five algorithms; Rate from 1 to 2⁴⁰, Period from 1µs to 366 days,
+// Burst up to the bound on Burst × Period / Rate, the bounds themselves
+// included), a start from 1970 to 2060, and 24 takes: costs of 0, 1, a
+// few, about the capacity and far above it; gaps of 0, 1µs around the
+// last RetryAfter, fractions and multiples of the limits' intervals and
+// periods, and clock steps back (a failover to a server whose clock is
+// behind), from 1µs to days, and back to 1970.
+//
+// Both stores must expire state on the test clock: a Redis store's keys
+// expire on the server's own clock, which a test clock does not drive, so
+// core/redisstore runs this with a script that records its TTLs on the
+// test clock instead. The takes come from the seed of [SeedEnv] (printed
+// on failure with the case, its limits and its last takes).
+func RunDifferential(t *testing.T, reference, newStore NewStore) {
+	seed := equivalenceSeed(t)
+	rnd := rand.New(rand.NewPCG(seed, seed^0xd1ff))
+	for i := range differentialCases {
+		c := newDiffCase(rnd)
+		if !c.run(t, reference, newStore, rnd) {
+			t.Errorf("seed %d, case %d of %d failed; replay with %s=%d", seed, i+1, differentialCases, SeedEnv, seed)
+			return
+		}
+	}
+}
+
+// A diffCase is one client's limits and the instant its takes start at.
+type diffCase struct {
+	limits []core.Limit
+	start  time.Time
+}
+
+func newDiffCase(rnd *rand.Rand) diffCase {
+	c := diffCase{start: randomStart(rnd)}
+	n := 1 + rnd.IntN(3)
+	for i := range n {
+		c.limits = append(c.limits, randomLimit(rnd, fmt.Sprintf("l%d", i)))
+	}
+	return c
+}
+
+// run takes differentialSteps takes from both stores and reports whether
+// they agreed and were sane.
+func (c diffCase) run(t *testing.T, reference, newStore NewStore, rnd *rand.Rand) bool {
+	clock := NewClock()
+	clock.Set(c.start)
+	keys := UniqueKeyBuilder(t).AppendKeys(nil, "client", c.limits)
+	ref := client{store: reference(t, clock.Now), keys: keys, limits: c.limits}
+	sub := client{store: newStore(t, clock.Now), keys: keys, limits: c.limits}
+	latest := c.start
+	var last []core.Decision
+	var history []string
+	for i := range differentialSteps {
+		move, step := c.nextTime(rnd, clock.Now(), last)
+		clock.Set(move)
+		latest = later(latest, move)
+		cost := c.nextCost(rnd)
+		want, err := ref.store.Take(context.Background(), nil, ref.keys, ref.limits, cost)
+		require.NoError(t, err, "reference store")
+		got, err := sub.store.Take(context.Background(), nil, sub.keys, sub.limits, cost)
+		require.NoError(t, err, "store under test")
+		history = append(history, fmt.Sprintf("take %d: %s, at %s, cost %d -> %s",
+			i+1, step, move.UTC().Format(time.RFC3339Nano), cost, decisionsString(want)))
+		problem := diffProblem(c.limits, cost, latest.Sub(move), want, got)
+		if problem != "" {
+			t.Errorf("%s\nlimits: %s\nfrom %s, last takes (the reference's decisions):\n  %s\nreference: %s\nunder test: %s",
+				problem, limitsString(c.limits), c.start.UTC().Format(time.RFC3339Nano),
+				strings.Join(history[max(0, len(history)-10):], "\n  "), decisionsString(want), decisionsString(got))
+			return false
+		}
+		last = want
+	}
+	return true
+}
+
+// diffProblem describes how got differs from want, or what is wrong with
+// want, or returns "". behind is how far the clock is behind the latest
+// reading of the case, the most a key's time can be ahead of it.
+func diffProblem(limits []core.Limit, cost int64, behind time.Duration, want, got []core.Decision) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d decisions, want %d", len(got), len(want))
+	}
+	for i, l := range limits {
+		if got[i].Limit != l {
+			return fmt.Sprintf("limit %d: Limit %+v, want %+v", i, got[i].Limit, l)
+		}
+		if diff := decisionDiff(want[i], got[i]); diff != "" {
+			return fmt.Sprintf("limit %d (%s): %s differ", i, l.Algorithm, diff)
+		}
+		if p := insane(l, cost, behind, want[i]); p != "" {
+			return fmt.Sprintf("limit %d (%s): %s", i, l.Algorithm, p)
+		}
+	}
+	return ""
+}
+
+// insane names what no store may answer for l, or returns "".
+func insane(l core.Limit, cost int64, behind time.Duration, d core.Decision) string {
+	longest := behind + max(refill(l), 2*l.Period.Truncate(us)) + us
+	switch {
+	case d.Remaining < 0 || d.Remaining > l.Capacity():
+		return fmt.Sprintf("Remaining %d outside [0, %d]", d.Remaining, l.Capacity())
+	case d.ResetAfter < 0 || d.ResetAfter > longest:
+		return fmt.Sprintf("ResetAfter %v outside [0, %v]", d.ResetAfter, longest)
+	case d.RetryAfter < 0 || d.RetryAfter > longest:
+		return fmt.Sprintf("RetryAfter %v outside [0, %v]", d.RetryAfter, longest)
+	case d.Allowed != (d.Reason == core.NotDenied):
+		return fmt.Sprintf("Allowed %v with Reason %v", d.Allowed, d.Reason)
+	case d.Allowed && d.RetryAfter != 0:
+		return fmt.Sprintf("allowed with RetryAfter %v", d.RetryAfter)
+	case cost == 0 && !d.Allowed:
+		return "a peek denied"
+	case (d.Reason == core.CostTooHigh) != (cost > l.Capacity()):
+		return fmt.Sprintf("Reason %v for cost %d of capacity %d", d.Reason, cost, l.Capacity())
+	case d.Reason == core.CostTooHigh && d.RetryAfter != 0:
+		return fmt.Sprintf("CostTooHigh with RetryAfter %v", d.RetryAfter)
+	case d.Reason == core.Exhausted && d.RetryAfter <= 0:
+		return "Exhausted without a RetryAfter"
+	}
+	return ""
+}
+
+// refill is Burst × Period / Rate, the time to refill the whole capacity
+// (in µs, as the stores see the Period), at most 366 days.
+func refill(l core.Limit) time.Duration {
+	return time.Duration(float64(l.Period.Truncate(us)) * float64(l.Capacity()) / float64(l.Rate))
+}
+
+// nextTime returns the instant of the next take and how it was reached.
+func (c diffCase) nextTime(rnd *rand.Rand, now time.Time, last []core.Decision) (time.Time, string) {
+	l := c.limits[rnd.IntN(len(c.limits))]
+	interval := max(us, l.Period.Truncate(us)/time.Duration(l.Rate))
+	r := rnd.Float64()
+	if retry := longestRetry(last); retry > 0 && r < 0.25 {
+		d := retry + time.Duration(rnd.IntN(3)-1)*us
+		return now.Add(d), fmt.Sprintf("+%v (RetryAfter %+v)", d, d-retry)
+	}
+	var d time.Duration
+	switch r := rnd.Float64(); {
+	case r < 0.25:
+		d = 0
+	case r < 0.45:
+		d = randomUpTo(rnd, interval)
+	case r < 0.6:
+		d = randomUpTo(rnd, l.Period)
+	case r < 0.7:
+		d = randomUpTo(rnd, refill(l))
+	case r < 0.77:
+		d = randomUpTo(rnd, 3*l.Period)
+	case r < 0.8:
+		d = -us
+	case r < 0.87:
+		d = -randomUpTo(rnd, interval)
+	case r < 0.93:
+		d = -randomUpTo(rnd, l.Period)
+	case r < 0.98:
+		d = -randomUpTo(rnd, 2*24*hour)
+	default:
+		t := time.Unix(0, 0).Add(randomUpTo(rnd, hour))
+		return t, "back to 1970"
+	}
+	if d < 0 {
+		return now.Add(d), fmt.Sprintf("back %v", -d)
+	}
+	return now.Add(d), fmt.Sprintf("+%v", d)
+}
+
+// longestRetry returns the longest RetryAfter of decisions.
+func longestRetry(ds []core.Decision) time.Duration {
+	var longest time.Duration
+	for _, d := range ds {
+		longest = max(longest, d.RetryAfter)
+	}
+	return longest
+}
+
+// nextCost returns the cost of the next take, often close to the capacity
+// of one of the limits.
+func (c diffCase) nextCost(rnd *rand.Rand) int64 {
+	b := c.limits[rnd.IntN(len(c.limits))].Capacity()
+	switch r := rnd.Float64(); {
+	case r < 0.15:
+		return 0
+	case r < 0.45:
+		return 1
+	case r < 0.6:
+		return 2 + rnd.Int64N(4)
+	case r < 0.75:
+		return max(0, b-1+rnd.Int64N(3)) // b − 1, b or b + 1
+	case r < 0.85:
+		return 1 + rnd.Int64N(b)
+	case r < 0.9:
+		return max(1, b/2)
+	case r < 0.97:
+		return b + 1 + rnd.Int64N(b)
+	case r < 0.99:
+		return maxRate + 1
+	default:
+		return math.MaxInt64
+	}
+}
+
+// randomStart returns the instant a case starts at: mostly 2025, also the
+// epoch of the stores (2024) and around it, 1970, and later years.
+func randomStart(rnd *rand.Rand) time.Time {
+	epoch := time.Date(2024, time.January, 1, 0, 0, 0, 0, time.UTC)
+	switch r := rnd.Float64(); {
+	case r < 0.45:
+		return Start()
+	case r < 0.55:
+		return time.Unix(0, 0)
+	case r < 0.62:
+		return epoch
+	case r < 0.67:
+		return epoch.Add(-us)
+	case r < 0.75:
+		return time.Date(2060, time.June, 1, 12, 0, 0, 0, time.UTC)
+	default:
+		return epoch.Add(randomUpTo(rnd, 6*366*24*hour).Truncate(us))
+	}
+}
+
+// randomLimit returns a valid limit named name, often at a bound of
+// [core.Limit.Validate].
+func randomLimit(rnd *rand.Rand, name string) core.Limit {
+	l := core.Limit{Name: name, Algorithm: core.Algorithm(rnd.IntN(5)), Period: randomPeriod(rnd)}
+	l.Rate = randomCount(rnd, min(maxRate, int64(l.Period/us)))
+	if l.Algorithm == core.GCRA || l.Algorithm == core.TokenBucket {
+		if r := rnd.Float64(); r < 0.75 {
+			l.Burst = randomCount(rnd, maxBurst(l))
+		}
+	}
+	if err := l.Validate(); err != nil {
+		panic(fmt.Sprintf("storetest: random limit %+v: %v", l, err))
+	}
+	return l
+}
+
+// randomPeriod returns a Period from 1µs to 366 days: a bound, a usual
+// one, or any, sometimes with nanoseconds the stores truncate.
+func randomPeriod(rnd *rand.Rand) time.Duration {
+	usual := []time.Duration{sec, 2 * sec, 10 * sec, minute, 3 * minute, hour, 24 * hour}
+	switch r := rnd.Float64(); {
+	case r < 0.08:
+		return us
+	case r < 0.16:
+		return maxPeriod
+	case r < 0.45:
+		return usual[rnd.IntN(len(usual))]
+	case r < 0.9:
+		return time.Duration(logUniform(rnd, int64(maxPeriod/us))) * us
+	default:
+		return min(maxPeriod, time.Duration(logUniform(rnd, int64(maxPeriod/us)))*us+time.Duration(rnd.IntN(1000)))
+	}
+}
+
+// randomCount returns a count from 1 to most: 1, most, or any in between.
+func randomCount(rnd *rand.Rand, most int64) int64 {
+	switch r := rnd.Float64(); {
+	case r < 0.15:
+		return 1
+	case r < 0.3:
+		return most
+	case r < 0.4:
+		return max(1, most-rnd.Int64N(3))
+	default:
+		return logUniform(rnd, most)
+	}
+}
+
+// maxBurst returns the largest Burst [core.Limit.Validate] accepts for
+// l's Rate and Period (Burst × Period / Rate at most 366 days), found by
+// bisection so that the cases follow the validation, whatever it is.
+func maxBurst(l core.Limit) int64 {
+	lo, hi := int64(1), int64(maxRate) // Burst lo is valid
+	for lo < hi {
+		mid := hi - (hi-lo)/2
+		if l.WithBurst(mid).Validate() == nil {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// logUniform returns an integer from 1 to most, uniform in its logarithm.
+func logUniform(rnd *rand.Rand, most int64) int64 {
+	return min(most, max(1, int64(math.Exp(rnd.Float64()*math.Log(float64(most))))))
+}
+
+// randomUpTo returns a whole number of µs from 1µs to d (1µs when d is
+// shorter), uniformly.
+func randomUpTo(rnd *rand.Rand, d time.Duration) time.Duration {
+	if d < us {
+		return us
+	}
+	return time.Duration(1+rnd.Int64N(int64(d/us))) * us
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func decisionsString(ds []core.Decision) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = decisionString(d)
+	}
+	return strings.Join(parts, " ")
+}
+
+func limitsString(ls []core.Limit) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = fmt.Sprintf("{%s Rate:%d Period:%v (%dµs) Burst:%d}", l.Algorithm, l.Rate, l.Period, l.Period/us, l.Burst)
+	}
+	return strings.Join(parts, " ")
+}
