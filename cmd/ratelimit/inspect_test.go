@@ -68,7 +68,7 @@ func TestInspectWithoutLimitsDumpsRawState(t *testing.T) {
 
 	require.Equal(t, exitOK, code, stderr)
 	key := prefix + ":{alice}:"
-	assert.Regexp(t, `(?m)^`+key+`daily:l\s+zset\s+\S+\s+2 entries, oldest \S+ ago, newest \S+ ago$`, stdout)
+	assert.Regexp(t, `(?m)^`+key+`daily:l\s+zset\s+\S+\s+2 units in [12] runs, oldest \S+ ago, newest \S+ ago$`, stdout)
 	assert.Regexp(t, `(?m)^`+key+`hourly:g\s+string\s+\S+\s+tat=\d+(\.\d+)? µs: full again in 1m(0\d|1[0-2])(\.\d+)?s$`, stdout,
 		"2 × 36 s, less the time since")
 	assert.Regexp(t, `(?m)^`+key+`tokens:t\s+hash\s+\S+\s+tk=98(\.\d+)? ts=\d+: 98\.\d\d tokens \S+ ago$`, stdout)
@@ -237,6 +237,24 @@ func TestFormPartIsKeyfuncFormValue(t *testing.T) {
 			got, err := formPart("account=" + account)
 			require.NoError(t, err)
 			assert.Equal(t, want, got)
+		})
+	}
+}
+
+func TestLogUnitsCountsRuns(t *testing.T) {
+	tests := []struct {
+		name           string
+		n              int64
+		oldest, newest string
+		want           int64
+	}{
+		{"one run", 1, "r300:300", "r300:300", 300},
+		{"runs after some expired", 3, "r12:2", "r40:5", 30},
+		{"members before runs count one each", 4, "1700000000:0", "1700000001:3", 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, logUnits(tt.n, redis.Z{Member: tt.oldest}, redis.Z{Member: tt.newest}))
 		})
 	}
 }

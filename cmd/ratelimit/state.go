@@ -99,7 +99,7 @@ func hashState(ctx context.Context, node *redis.Client, key string, a core.Algor
 func logState(ctx context.Context, node *redis.Client, key string, now int64) (string, error) {
 	n, err := node.ZCard(ctx, key).Result()
 	if err != nil || n == 0 {
-		return fmt.Sprintf("%d entries", n), err
+		return fmt.Sprintf("%d units", n), err
 	}
 	oldest, err := node.ZRangeWithScores(ctx, key, 0, 0).Result()
 	if err != nil {
@@ -107,10 +107,38 @@ func logState(ctx context.Context, node *redis.Client, key string, now int64) (s
 	}
 	newest, err := node.ZRangeWithScores(ctx, key, -1, -1).Result()
 	if err != nil || len(oldest) == 0 || len(newest) == 0 {
-		return fmt.Sprintf("%d entries", n), err
+		return fmt.Sprintf("%d runs", n), err
 	}
-	return fmt.Sprintf("%d entries, oldest %s ago, newest %s ago", n,
+	return fmt.Sprintf("%d units in %d runs, oldest %s ago, newest %s ago", logUnits(n, oldest[0], newest[0]), n,
 		fmtDuration(micros(float64(now)-oldest[0].Score)), fmtDuration(micros(float64(now)-newest[0].Score))), nil
+}
+
+// logUnits counts the request units of a sliding log of n members from its
+// two ends (docs/redis-protocol.md): a run "r<u>:<c>" holds c units, the
+// last being unit number u of the key. A member of the layout before runs
+// is one unit, so such a log counts its members.
+func logUnits(n int64, oldest, newest redis.Z) int64 {
+	uOld, cOld, ok1 := parseRun(oldest.Member)
+	uNew, _, ok2 := parseRun(newest.Member)
+	if !ok1 || !ok2 {
+		return n
+	}
+	return uNew - uOld + cOld
+}
+
+func parseRun(member any) (u, c int64, ok bool) {
+	s, _ := member.(string)
+	rest, found := strings.CutPrefix(s, "r")
+	if !found {
+		return 0, 0, false
+	}
+	us, cs, found := strings.Cut(rest, ":")
+	if !found {
+		return 0, 0, false
+	}
+	u, err1 := strconv.ParseInt(us, 10, 64)
+	c, err2 := strconv.ParseInt(cs, 10, 64)
+	return u, c, err1 == nil && err2 == nil
 }
 
 // rawValue summarises a key of any type.
