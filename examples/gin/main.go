@@ -1,31 +1,252 @@
-// Command gin serves the reference API (see examples/refapi) with gin: a
-// limiter per route, as the route's first handler.
+// Command gin serves a rate-limited API with gin, in one file to copy:
 //
-//	go run ./examples/gin                      # memory store, 127.0.0.1:8080
-//	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/gin
+//	GET  /api/hello         tiered by X-API-Key: none or unknown is "free" per client IP (burst 100,
+//	                        10/s), then "pro" (1000, 100/s) and "enterprise" (10000, 1000/s); a daily quota
+//	POST /login             brute-force guard: 5 tries a minute per account and IP
+//	POST /webhooks/:source  100 per 10 s per source
+//	GET  /healthz, /metrics never limited
+//
+// The environment configures it, all optional: ADDR (default
+// 127.0.0.1:8080); one of REDIS_URL (redis://127.0.0.1:6379/0),
+// REDIS_CLUSTER_ADDRS (comma-separated seeds) or REDIS_SENTINEL_ADDRS with
+// REDIS_SENTINEL_MASTER, else the limits live in memory, right for one
+// instance only; TRUSTED_PROXIES, comma-separated CIDRs of the load
+// balancers whose X-Forwarded-For is believed. SIGINT or SIGTERM drains
+// the requests in flight and exits.
 package main
 
 import (
-	"log"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 
 	ratelimitgin "github.com/ratelimitkit/ratelimit/adapters/gin"
-	"github.com/ratelimitkit/ratelimit/examples/refapi"
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/core/redisstore"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
+	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
 )
 
 func main() {
-	log.Fatal(refapi.Serve("gin", newRouter))
+	// The first SIGINT or SIGTERM drains; a second one kills at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	ln, err := net.Listen("tcp", cmp.Or(os.Getenv("ADDR"), "127.0.0.1:8080"))
+	if err == nil {
+		err = run(ctx, ln, os.Getenv, slog.Default())
+	}
+	if err != nil {
+		slog.Error("gin example", "error", err)
+		os.Exit(1)
+	}
 }
 
-// newRouter wires the reference API's routes and limiters.
-func newRouter(p *refapi.Policy) http.Handler {
+// run serves on ln until ctx is done, then stops accepting and drains.
+func run(ctx context.Context, ln net.Listener, getenv func(string) string, logger *slog.Logger) error {
+	defer ln.Close()
+	store, desc, closeStore, err := openStore(ctx, getenv, logger)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	var trusted []netip.Prefix
+	for _, cidr := range list(getenv("TRUSTED_PROXIES")) {
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			return fmt.Errorf("TRUSTED_PROXIES: %w", err)
+		}
+		trusted = append(trusted, p)
+	}
+	h, err := newHandler(store, trusted, logger)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	logger.Info("serving (gin)", "store", desc, "addr", "http://"+ln.Addr().String())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	// Drain for less than the 10 s after which docker stop and most
+	// supervisors send SIGKILL.
+	drain, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	return srv.Shutdown(drain)
+}
+
+// newHandler returns the API over store. trusted are the load balancers
+// whose X-Forwarded-For is believed; with none the TCP peer is the client.
+func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (http.Handler, error) {
+	ip, err := keyfunc.PeerIP()
+	if len(trusted) > 0 {
+		ip, err = keyfunc.XForwardedFor(trusted)
+	}
+	apiKey, keyErr := keyfunc.Header("X-API-Key") // hashed: no key is stored
+	account, accountErr := keyfunc.FormValue("account")
+	fallback, fallbackErr := memstore.New()
+	if err := errors.Join(err, keyErr, accountErr, fallbackErr); err != nil {
+		return nil, err
+	}
+	knownKey := func(r *http.Request) (string, error) {
+		if tierOf(r) == "" {
+			return "", keyfunc.ErrNoKey // an invented key counts as none: it mints no quota
+		}
+		return apiKey(r)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	violations := core.NewSlogObserver(logger) // sampled; clients appear hashed
+
+	// Fail open: a Redis outage must not become an API outage.
+	api, apiErr := newLimiter("api", store, reg, violations, core.WithTiers(tiers()...), core.WithFailureMode(core.FailOpen))
+	// Not open: a brute-force guard that fails open is a bypass while Redis
+	// is down, or while an attacker keeps it busy. Not closed: that locks
+	// every user out. Local: each node guards on its own, so with N nodes a
+	// guesser gets at most 5N tries a minute (WithFallback(fallback, N)
+	// keeps the fleet at 5, each node then allowing 5/N rounded up).
+	loginLimit := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
+	login, loginErr := newLimiter("login", store, reg, violations, core.WithLimits(loginLimit),
+		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
+	// Fail open: this limit smooths a sender's bursts; it guards no secret.
+	hookLimit := core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow}
+	hook, hookErr := newLimiter("hook", store, reg, violations, core.WithLimits(hookLimit), core.WithFailureMode(core.FailOpen))
+	if err := errors.Join(apiErr, loginErr, hookErr); err != nil {
+		return nil, err
+	}
+
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.GET("/healthz", gin.WrapF(refapi.Healthz))
-	r.GET("/api/hello", ratelimitgin.New(p.API, p.APIOptions...), gin.WrapF(refapi.Hello))
-	r.POST("/login", ratelimitgin.New(p.Login, p.LoginOptions...), gin.WrapF(refapi.Login))
-	r.POST("/webhooks/:source", ratelimitgin.New(p.Webhook, p.WebhookOptions...), gin.WrapF(refapi.Webhook))
-	return r
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	r.GET("/api/hello", ratelimitgin.New(api, core.WithKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.WithTierFunc(tierOf)),
+		func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"message": "hello"}) })
+	r.POST("/login", ratelimitgin.New(login, core.WithKeyFunc(keyfunc.Composite(account, ip))), func(c *gin.Context) {
+		if c.PostForm("account") == "alice" && c.PostForm("password") == "correct-horse-battery-staple" { // your real check
+			c.JSON(http.StatusOK, gin.H{"message": "welcome"})
+			return
+		}
+		c.JSON(http.StatusUnauthorized, gin.H{"error": "wrong account or password"})
+	})
+	r.POST("/webhooks/:source", ratelimitgin.New(hook, core.WithKeyFunc(keyfunc.PathValue("source"))),
+		func(c *gin.Context) { c.JSON(http.StatusAccepted, gin.H{"received_from": c.Param("source")}) })
+	return r, nil
+}
+
+// newLimiter returns the limiter name with the options all three share:
+// its own key prefix, so limiters never count against each other; a
+// breaker, so a dead Redis costs a request nothing rather than the timeout;
+// and its own metrics (label limiter=name), so each breaker shows apart.
+// The deny cache is on by default: a blocked client is answered here until
+// its Retry-After, so its flood never reaches Redis.
+func newLimiter(name string, store core.Store, reg prometheus.Registerer, log core.Observer, opts ...core.Option) (*core.Limiter, error) {
+	metrics := ratelimitprom.MustNew(ratelimitprom.WithConstLabels(prometheus.Labels{"limiter": name}))
+	reg.MustRegister(metrics)
+	opts = append([]core.Option{core.WithPrefix("rl:" + name), core.WithBreaker(core.BreakerConfig{}),
+		core.WithObserver(metrics), core.WithObserver(log)}, opts...)
+	return core.NewLimiter(metrics.InstrumentStore(store), opts...)
+}
+
+// tiers are the limits of /api/hello: a token bucket for bursts and a
+// fixed-window daily quota, which resets at 00:00 UTC.
+func tiers() []core.Tier {
+	tier := func(name string, rate, burst, daily int64) core.Tier {
+		return core.Tier{Name: name, Limits: []core.Limit{
+			core.PerSecond(rate).WithBurst(burst).WithName("burst"),
+			core.PerDay(daily).WithName("daily").WithAlgorithm(core.FixedWindow),
+		}}
+	}
+	return []core.Tier{
+		tier("free", 10, 100, 1_000), tier("pro", 100, 1_000, 100_000), tier("enterprise", 1_000, 10_000, 10_000_000),
+	}
+}
+
+// tierOf stands in for your API-key database (or a core.TierResolver, which
+// the limiter caches). "", for no or an unknown key, is the first tier, free.
+func tierOf(r *http.Request) string {
+	switch r.Header.Get("X-API-Key") {
+	case "pro-demo-key":
+		return "pro"
+	case "enterprise-demo-key":
+		return "enterprise"
+	case "free-demo-key-1", "free-demo-key-2", "free-demo-key-3":
+		return "free"
+	}
+	return ""
+}
+
+// openStore returns the store the environment names, its description for
+// the start-up log and a function that closes its client.
+func openStore(ctx context.Context, getenv func(string) string, logger *slog.Logger) (core.Store, string, func() error, error) {
+	var set []string
+	for _, name := range []string{"REDIS_URL", "REDIS_CLUSTER_ADDRS", "REDIS_SENTINEL_ADDRS"} {
+		if getenv(name) != "" {
+			set = append(set, name)
+		}
+	}
+	cluster := list(getenv("REDIS_CLUSTER_ADDRS"))
+	sentinels, master := list(getenv("REDIS_SENTINEL_ADDRS")), getenv("REDIS_SENTINEL_MASTER")
+	var client redis.UniversalClient
+	var desc string
+	// The redisstore constructors keep each call within the limiter's
+	// timeout: deadlines honoured, no retried (so double-charged) script.
+	switch {
+	case len(set) > 1:
+		return nil, "", nil, fmt.Errorf("%s contradict each other: set one", strings.Join(set, " and "))
+	case (len(sentinels) > 0) != (master != ""):
+		return nil, "", nil, errors.New("REDIS_SENTINEL_ADDRS and REDIS_SENTINEL_MASTER go together")
+	case len(cluster) > 0:
+		client = redisstore.NewClusterClient(&redis.ClusterOptions{Addrs: cluster}, core.DefaultTimeout)
+		desc = "redis cluster " + strings.Join(cluster, ",")
+	case len(sentinels) > 0:
+		opts := &redis.FailoverOptions{MasterName: master, SentinelAddrs: sentinels}
+		client = redisstore.NewFailoverClient(opts, core.DefaultTimeout)
+		desc = fmt.Sprintf("redis sentinel master %s via %s", master, strings.Join(sentinels, ","))
+	case getenv("REDIS_URL") != "":
+		opts, err := redis.ParseURL(getenv("REDIS_URL"))
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		client = redisstore.NewClient(opts, core.DefaultTimeout)
+		desc = "redis " + opts.Addr
+	default:
+		s, err := memstore.New()
+		return s, "memory store", func() error { return nil }, err
+	}
+	// A warning, not an exit: the limiters serve through a Redis outage, so
+	// starting during one is no different.
+	ping, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := client.Ping(ping).Err(); err != nil {
+		logger.Warn("redis unreachable; limits degrade until it answers", "store", desc, "error", err)
+	}
+	s, err := redisstore.New(client, redisstore.WithBudget(core.DefaultTimeout), redisstore.WithLogger(logger))
+	if err != nil {
+		return nil, "", nil, errors.Join(err, client.Close())
+	}
+	return s, desc, client.Close, nil
+}
+
+// list splits a comma-separated list, dropping blanks.
+func list(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
 }

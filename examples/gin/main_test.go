@@ -1,11 +1,20 @@
 package main
 
 import (
+	"log/slog"
+	"net/http"
 	"testing"
 
+	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/examples/refapi/refapitest"
 )
 
 func TestServesTheReferenceAPI(t *testing.T) {
-	refapitest.Run(t, newRouter)
+	refapitest.Run(t, func(store core.Store) (http.Handler, error) {
+		return newHandler(store, nil, slog.New(slog.DiscardHandler))
+	})
+}
+
+func TestRunsAsAServer(t *testing.T) {
+	refapitest.RunServer(t, run)
 }

@@ -1,6 +1,4 @@
-// Package refapi is the rate-limit policy of the reference API that the
-// four example servers (examples/gin, examples/echo, examples/chi,
-// examples/nethttp) serve identically and that `make demo` drives:
+// Package refapi is the reference API that `make demo` (cmd/demo) drives:
 //
 //	GET  /api/hello          tiered by X-API-Key: no or unknown key -> "free" per client IP
 //	                         (burst 100, 10/s), pro-demo-key -> "pro" (1000, 100/s),
@@ -10,9 +8,12 @@
 //	POST /webhooks/{source}  bursty senders: sliding window per source
 //	GET  /healthz            never limited
 //
-// An example's main.go shows the framework wiring; this package holds what
-// is the same in all of them: the limiters, their middleware options and
-// the handlers.
+// The example servers (examples/gin, examples/echo, examples/chi,
+// examples/nethttp) each carry their own copy of this policy, so that each
+// is one file to copy; refapitest runs the same scenarios through all of
+// them and through cmd/demo's router, so the copies cannot drift apart.
+// This package holds the demo's: the limiters, their middleware options,
+// the handlers and the store.
 package refapi
 
 import (

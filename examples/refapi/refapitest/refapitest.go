@@ -1,6 +1,9 @@
-// Package refapitest checks that an example server serves the reference API
-// (examples/refapi) exactly: each example's test runs [Run] through its real
-// router, so the four frameworks are proven to behave identically.
+// Package refapitest checks that a server serves the reference API: the
+// four examples (examples/gin, examples/echo, examples/chi,
+// examples/nethttp), each a self-contained copy of it, and the demo's
+// (examples/refapi, which cmd/demo drives). Each one's test runs [Run]
+// through its real router, so they are proven to behave identically; the
+// examples' tests also run [RunServer] on their run function.
 package refapitest
 
 import (
@@ -14,8 +17,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
-	"github.com/ratelimitkit/ratelimit/examples/refapi"
+)
+
+// The one login that succeeds.
+const (
+	account  = "alice"
+	password = "correct-horse-battery-staple"
 )
 
 // Clients of the scenarios (documentation addresses).
@@ -25,15 +34,15 @@ const (
 	ipC = "198.51.100.3"
 )
 
-// Run serves the reference API built by newRouter over a memory store whose
-// clock never moves (no refill), and checks every route's limits.
-func Run(t *testing.T, newRouter func(*refapi.Policy) http.Handler) {
+// Run serves the reference API that newHandler builds over a memory store
+// whose clock never moves (no refill), with no trusted proxies, and checks
+// every route's limits.
+func Run(t *testing.T, newHandler func(core.Store) (http.Handler, error)) {
 	frozen := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	store, err := memstore.New(memstore.WithClock(func() time.Time { return frozen }))
 	require.NoError(t, err)
-	p, err := refapi.New(store, refapi.Config{})
+	h, err := newHandler(store)
 	require.NoError(t, err)
-	h := newRouter(p)
 
 	t.Run("healthz is never limited", func(t *testing.T) {
 		for i := range 300 {
@@ -61,16 +70,22 @@ func Run(t *testing.T, newRouter func(*refapi.Policy) http.Handler) {
 		assert.Equal(t, `"burst";q=100;w=1, "daily";q=100000;w=86400`, w.Header().Get("RateLimit-Policy"))
 		assert.Equal(t, http.StatusTooManyRequests, serve(h, get("/api/hello", ipA, "pro-demo-key")).Code)
 	})
+	t.Run("enterprise tier: burst 10000", func(t *testing.T) {
+		w := serve(h, get("/api/hello", ipA, "enterprise-demo-key"))
+		assert.Equal(t, http.StatusOK, w.Code)
+		assert.Equal(t, `"burst";q=1000;w=1, "daily";q=10000000;w=86400`, w.Header().Get("RateLimit-Policy"))
+	})
 	t.Run("login: 5 per minute per account and IP", func(t *testing.T) {
-		expectStatus(t, h, login("alice", "guess", ipB), http.StatusUnauthorized, 5)
-		w := serve(h, login("alice", refapi.DemoPassword, ipB))
+		expectStatus(t, h, login(account, "guess", ipB), http.StatusUnauthorized, 5)
+		w := serve(h, login(account, password, ipB))
 		assert.Equal(t, http.StatusTooManyRequests, w.Code, "even the right password waits")
 		assert.Equal(t, "60", w.Header().Get("Retry-After"), "sliding log: all five attempts came at one instant, so the oldest leaves the window 60 s later")
 		assert.Equal(t, http.StatusUnauthorized, serve(h, login("bob", "guess", ipB)).Code, "another account")
-		assert.Equal(t, http.StatusOK, serve(h, login("alice", refapi.DemoPassword, ipC)).Code, "another IP")
+		assert.Equal(t, http.StatusOK, serve(h, login(account, password, ipC)).Code, "another IP")
 	})
 	t.Run("webhooks: sliding window per source", func(t *testing.T) {
-		expectStatus(t, h, post("/webhooks/github", ipA, ""), http.StatusAccepted, 100)
+		w := expectStatus(t, h, post("/webhooks/github", ipA, ""), http.StatusAccepted, 100)
+		assert.JSONEq(t, `{"received_from":"github"}`, w.Body.String())
 		assert.Equal(t, http.StatusTooManyRequests, serve(h, post("/webhooks/github", ipB, "")).Code, "per source, whatever the IP")
 		assert.Equal(t, http.StatusAccepted, serve(h, post("/webhooks/stripe", ipA, "")).Code)
 	})
@@ -115,5 +130,9 @@ func post(path, ip, body string) func() *http.Request {
 }
 
 func login(account, password, ip string) func() *http.Request {
-	return post("/login", ip, url.Values{"account": {account}, "password": {password}}.Encode())
+	return post("/login", ip, loginForm(account, password))
+}
+
+func loginForm(account, password string) string {
+	return url.Values{"account": {account}, "password": {password}}.Encode()
 }

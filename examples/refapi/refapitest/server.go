@@ -1,0 +1,256 @@
+package refapitest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A RunFunc is an example's run: it serves the reference API on ln,
+// configured by getenv and logging to logger, until ctx is done; then it
+// stops accepting, drains the requests in flight and returns nil. A bad
+// configuration is an error before it serves.
+type RunFunc = func(ctx context.Context, ln net.Listener, getenv func(string) string, logger *slog.Logger) error
+
+// exitWithin is how long a server may take to return once cancelled.
+const exitWithin = 10 * time.Second
+
+// RunServer checks what main adds to the handler: the store chosen by the
+// environment and named in the start-up log, /metrics, the failure modes
+// with Redis down, and the graceful shutdown. It needs no Redis: the Redis
+// cases point at closed ports.
+func RunServer(t *testing.T, run RunFunc) {
+	t.Run("memory store: serves, then drains a request in flight and returns nil", func(t *testing.T) {
+		runDrain(t, run)
+	})
+	t.Run("redis down: the log names it, the API fails open, login falls back to local limits", func(t *testing.T) {
+		runRedisDown(t, run)
+	})
+	t.Run("bad configuration fails before serving", func(t *testing.T) {
+		runBadConfig(t, run)
+	})
+}
+
+func runDrain(t *testing.T, run RunFunc) {
+	s := start(t, run, nil)
+	assert.Equal(t, http.StatusOK, s.get(t, "/healthz").StatusCode)
+	assert.Equal(t, http.StatusOK, s.get(t, "/api/hello").StatusCode)
+	metrics := s.get(t, "/metrics")
+	assert.Equal(t, http.StatusOK, metrics.StatusCode)
+	assert.Contains(t, metrics.body, `ratelimit_requests_total{`)
+	assert.Contains(t, metrics.body, `limiter="api",result="allowed"`)
+	assert.Contains(t, s.log.String(), `store="memory store"`)
+
+	// Expect: 100-continue makes the server say when the handler (the
+	// login limiter's key function) starts reading the body: from then on
+	// the request is in flight.
+	conn, err := net.Dial("tcp", s.addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	body := loginForm(account, password)
+	_, err = fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: api\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+		"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body))
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	cont, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusContinue, cont.StatusCode)
+
+	cancelled := time.Now()
+	s.cancel()
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", s.addr)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, 5*time.Second, 10*time.Millisecond, "still accepting after cancel")
+	select {
+	case err := <-s.done:
+		s.done <- err // for the cleanup
+		t.Fatalf("returned with a request in flight: %v", err)
+	default:
+	}
+
+	_, err = io.WriteString(conn, body)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the request in flight completes")
+	assert.JSONEq(t, `{"message":"welcome"}`, string(got))
+	assert.True(t, resp.Close, "and its connection is closed")
+	require.NoError(t, s.wait(t, exitWithin-time.Since(cancelled)))
+}
+
+func runRedisDown(t *testing.T, run RunFunc) {
+	p1, p2 := closedPort(t), closedPort(t)
+	tests := []struct {
+		name  string
+		env   map[string]string
+		store string
+	}{
+		{"standalone", map[string]string{"REDIS_URL": "redis://127.0.0.1:" + p1 + "/0"}, "redis 127.0.0.1:" + p1},
+		{"cluster", map[string]string{"REDIS_CLUSTER_ADDRS": "127.0.0.1:" + p1 + ", 127.0.0.1:" + p2},
+			"redis cluster 127.0.0.1:" + p1 + ",127.0.0.1:" + p2},
+		{"sentinel", map[string]string{"REDIS_SENTINEL_ADDRS": "127.0.0.1:" + p1, "REDIS_SENTINEL_MASTER": "mymaster"},
+			"redis sentinel master mymaster via 127.0.0.1:" + p1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := start(t, run, tt.env)
+			assert.Equal(t, http.StatusOK, s.get(t, "/healthz").StatusCode)
+			assert.Equal(t, http.StatusOK, s.get(t, "/api/hello").StatusCode, "fail open")
+			for i := range 5 {
+				require.Equal(t, http.StatusUnauthorized, s.login(t, "guess").StatusCode, "login %d", i+1)
+			}
+			assert.Equal(t, http.StatusTooManyRequests, s.login(t, "guess").StatusCode, "the local fallback still guards login")
+			log := s.log.String()
+			assert.Contains(t, log, fmt.Sprintf("store=%q", tt.store))
+			assert.Contains(t, log, "redis unreachable")
+			assert.Contains(t, s.get(t, "/metrics").body, `limiter="api",result="degraded_allowed"`)
+			s.cancel()
+			require.NoError(t, s.wait(t, exitWithin))
+		})
+	}
+}
+
+func runBadConfig(t *testing.T, run RunFunc) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string // in the error
+	}{
+		{"TRUSTED_PROXIES not CIDRs", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8, 10.1.2.3"}, []string{"TRUSTED_PROXIES"}},
+		{"REDIS_URL not a Redis URL", map[string]string{"REDIS_URL": "http://127.0.0.1:6379"}, []string{"REDIS_URL"}},
+		{"two Redis set-ups", map[string]string{"REDIS_URL": "redis://127.0.0.1:6379", "REDIS_CLUSTER_ADDRS": "127.0.0.1:7000"},
+			[]string{"REDIS_URL", "REDIS_CLUSTER_ADDRS"}},
+		{"sentinels without a master", map[string]string{"REDIS_SENTINEL_ADDRS": "127.0.0.1:26379"}, []string{"REDIS_SENTINEL_MASTER"}},
+		{"a master without sentinels", map[string]string{"REDIS_SENTINEL_MASTER": "mymaster"}, []string{"REDIS_SENTINEL_ADDRS"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := start(t, run, tt.env).wait(t, exitWithin)
+			require.Error(t, err)
+			for _, want := range tt.want {
+				assert.Contains(t, err.Error(), want)
+			}
+		})
+	}
+}
+
+// A server is a run in progress.
+type server struct {
+	addr   string
+	log    *syncBuffer
+	cancel context.CancelFunc
+	done   chan error
+	client *http.Client
+}
+
+// start runs run on a free loopback port with env as its whole
+// environment; the test's end cancels it and waits for it.
+func start(t *testing.T, run RunFunc, env map[string]string) *server {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{addr: ln.Addr().String(), log: &syncBuffer{}, cancel: cancel, done: make(chan error, 1),
+		client: &http.Client{Timeout: exitWithin}}
+	logger := slog.New(slog.NewTextHandler(s.log, nil))
+	go func() { s.done <- run(ctx, ln, func(name string) string { return env[name] }, logger) }()
+	t.Cleanup(func() {
+		cancel()
+		s.client.CloseIdleConnections()
+		select {
+		case <-s.done:
+		case <-time.After(exitWithin):
+			t.Errorf("run did not return within %s of the test's end", exitWithin)
+		}
+	})
+	return s
+}
+
+// wait returns run's error, failing the test if it takes longer than d.
+func (s *server) wait(t *testing.T, d time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-s.done:
+		s.done <- err // for the cleanup
+		return err
+	case <-time.After(d):
+		t.Fatalf("run did not return within %s", d)
+		return nil
+	}
+}
+
+type response struct {
+	*http.Response
+	body string
+}
+
+func (s *server) get(t *testing.T, path string) response {
+	t.Helper()
+	return s.do(t, http.MethodGet, path, "")
+}
+
+func (s *server) login(t *testing.T, pw string) response {
+	t.Helper()
+	return s.do(t, http.MethodPost, "/login", loginForm(account, pw))
+}
+
+func (s *server) do(t *testing.T, method, path, body string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
+	require.NoError(t, err)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := s.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return response{resp, string(b)}
+}
+
+// closedPort returns a loopback port nothing listens on.
+func closedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	require.NoError(t, err)
+	require.NoError(t, ln.Close())
+	return port
+}
+
+// syncBuffer is a bytes.Buffer the server writes its log to while the
+// test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
