@@ -62,7 +62,7 @@ func TestClusterMasterKilled(t *testing.T) {
 	client := redisstore.NewClusterClient(hc.Options(), budget)
 	t.Cleanup(func() { _ = client.Close() })
 	store := safeStore(t, client)
-	l := faultLimiter(t, store, client, []core.Limit{dayQuota})
+	l := faultLimiter(t, store, client, []core.Limit{dayQuota}, core.WithoutBreaker())
 	withBreaker := faultLimiter(t, store, client, []core.Limit{dayQuota}, core.WithBreaker(core.BreakerConfig{}))
 
 	hot := clusterIdentities(t, hc, hc.Addrs()[0], "", false, 1)[0] // any identity

@@ -12,6 +12,9 @@ type config struct {
 	now    func() time.Time
 	logger *slog.Logger
 	budget time.Duration
+
+	batching   bool // [WithBatching]
+	batchAlone bool // tests: a lone take goes as a pipeline too
 }
 
 // WithClock makes the store send now() with every take instead of letting

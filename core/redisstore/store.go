@@ -22,6 +22,7 @@ type Store struct {
 	script *redis.Script
 	now    func() time.Time // test clock; nil means the server's TIME
 	reload *reloader        // nil unless client is a cluster client
+	batch  *batcher         // nil unless batching ([WithBatching])
 
 	masters    masterFinder // nil unless client is a cluster client
 	slotsKnown atomic.Bool  // a take succeeded: masters answers from memory
@@ -59,12 +60,14 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 		s.reload = newReloader(r, reloadEvery, time.Now)
 	}
 	s.masters, _ = client.(masterFinder)
+	s.batch = newBatcher(client, c)
 	return s, nil
 }
 
 // Take implements [core.Store]: one EVALSHA (EVAL when the server does not
 // have the script cached, as after a restart or failover) that charges cost
-// to every limit, or to none.
+// to every limit, or to none. With [WithBatching], concurrent takes share
+// pipelines.
 //
 // Errors are wrapped as "ratelimit: redis take: ...". Those that mean Redis
 // cannot answer now (timeouts, refused or broken connections, an exhausted
@@ -78,7 +81,7 @@ func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, li
 	if err := checkTake(keys, limits, cost); err != nil {
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
-	reply, err := s.script.Run(ctx, s.client, keys, s.args(limits, cost)...).Slice()
+	reply, err := s.run(ctx, keys, s.args(limits, cost))
 	if err != nil {
 		err = classify(err)
 		if s.reload != nil && errors.Is(err, core.ErrStoreUnavailable) {

@@ -1,0 +1,423 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// maxBatch is how many takes one pipeline carries at most, and
+// maxInFlight how many calls (lone takes or pipelines) a batching store has
+// in flight at once ([WithBatching]). With one, a take that just missed a
+// pipeline waits for it and then for its own: up to two round trips. Two
+// measured no better (smaller pipelines, the two in step), but the
+// batcher works with any number.
+const (
+	maxBatch    = 128
+	maxInFlight = 1
+)
+
+// WithBatching makes concurrent takes of one Redis node share round trips.
+// A take that finds no call of the store in flight is sent at once, alone,
+// exactly as without the option, so a lone caller waits no longer. Takes
+// that arrive while a call is in flight queue; when it returns, one of
+// their callers sends all of them (up to 128) as one pipeline, each take
+// still one EVALSHA, and the next queue waits for that pipeline. The store
+// has one call in flight per client at most, starts no goroutine and needs
+// no Close: the callers themselves take turns sending. A take thus waits up
+// to two round trips (the call in flight, then its own), so the option
+// suits a Redis whose round trip is well under half the decision budget.
+//
+// Each take keeps its own context. A take whose context is done before its
+// pipeline is written is never sent, so never charged. The pipeline is
+// sent by the caller of its take with the latest deadline, which waits for
+// it until that deadline (then the takes not yet answered fail, as an
+// unbatched take cut short does); every other caller waits on its own
+// context, so no caller waits past its deadline, and one caller about to
+// give up does not cut the pipeline short for the others. A caller whose
+// context ends after its take was written returns at once with the
+// context's error, and its take may still run on the server, as an
+// unbatched take cut short by its deadline may.
+//
+// Nothing that may have run is sent again: a pipeline is never retried,
+// and only takes the server answered NOSCRIPT (the script did not run) are
+// resent, with the script. A transport failure fails the takes not yet
+// answered with errors wrapping [core.ErrStoreUnavailable], as for a single
+// take; Redis error replies fail only their own take.
+//
+// Batching applies to *redis.Client clients without retries: standalone
+// and Sentinel failover ones built with [NewClient] or [NewFailoverClient]
+// (MaxRetries -1; go-redis would retry a whole pipeline, takes that ran
+// included). On a client with retries, a *redis.ClusterClient, a
+// *redis.Ring or any other client, takes are sent one by one, as without
+// the option, and [New] logs why, once ([WithLogger]).
+func WithBatching() Option {
+	return func(c *config) { c.batching = true }
+}
+
+// newBatcher returns the batcher of a store on client, or nil when takes
+// are to be sent one by one: batching is off, client is not a
+// *redis.Client (a cluster client would need one queue per master), or it
+// retries (go-redis resends a whole pipeline after a read timeout or a
+// first reply such as LOADING or READONLY, takes that ran included).
+func newBatcher(client redis.Scripter, c config) *batcher {
+	if !c.batching {
+		return nil
+	}
+	rc, ok := client.(*redis.Client)
+	if !ok {
+		c.logger.Info("ratelimit: redisstore: batching needs a *redis.Client (standalone or failover); takes are sent one by one",
+			"client", fmt.Sprintf("%T", client))
+		return nil
+	}
+	if s, _ := settingsOf(rc); s.maxRetries > 0 {
+		c.logger.Warn("ratelimit: redisstore: batching needs a client without retries (MaxRetries -1); takes are sent one by one",
+			"max_retries", s.maxRetries)
+		return nil
+	}
+	return &batcher{client: rc, alone: c.batchAlone}
+}
+
+// run sends one take: through the batcher if the store has one, else as
+// one Script.Run (EVALSHA, EVAL on NOSCRIPT).
+func (s *Store) run(ctx context.Context, keys []string, args []any) ([]any, error) {
+	if s.batch == nil {
+		return s.script.Run(ctx, s.client, keys, args...).Slice()
+	}
+	return s.batch.do(ctx, s.script, keys, args)
+}
+
+// A batcher coalesces the takes of one client into pipelines, with no
+// goroutine of its own (a leader/follower scheme): inFlight counts the
+// calls in flight; takes arriving while there are maxInFlight join queue;
+// whoever ends a call hands its slot to a take of the next batch, the
+// leader, whose caller sends the batch and then hands the slot on. No live
+// take waits while a slot is free.
+type batcher struct {
+	client *redis.Client
+	alone  bool // tests: a lone take also goes as a pipeline (of one)
+
+	mu       sync.Mutex
+	inFlight int      // calls in flight, and leaders promoted
+	queue    []*check // waiting takes; entries no longer queued are skipped
+}
+
+// A check is one queued take. ctx and wake never change; cmd is the
+// sender's until the check is done, then its caller's; state and err are
+// guarded by the batcher's mu.
+type check struct {
+	ctx  context.Context
+	cmd  *redis.Cmd    // built by the caller; replaced by a resend
+	wake chan struct{} // one token: the check became leader, or done
+
+	state checkState
+	err   error // when done without being sent
+}
+
+type checkState uint8
+
+const (
+	queued  checkState = iota // in the queue
+	leading                   // promoted: its caller sends the next pipeline
+	sent                      // in a pipeline being sent
+	done                      // answered in cmd, or failed with err
+)
+
+// do runs one take through the batcher and returns the script's reply.
+func (b *batcher) do(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, notSent(err)
+	}
+	b.mu.Lock()
+	if b.inFlight < maxInFlight {
+		b.inFlight++
+		b.mu.Unlock()
+		return b.solo(ctx, script, keys, args)
+	}
+	c := &check{ctx: ctx, cmd: evalSha(ctx, script.Hash(), keys, args), wake: make(chan struct{}, 1)}
+	b.queue = append(b.queue, c)
+	b.mu.Unlock()
+	return b.wait(c, script)
+}
+
+// solo sends a take alone, as an unbatched store does, then hands its slot
+// to the leader of the queue that formed meanwhile.
+func (b *batcher) solo(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+	defer b.release()
+	if b.alone {
+		c := &check{ctx: ctx, cmd: evalSha(ctx, script.Hash(), keys, args), state: sent}
+		b.send(script, c, []*check{c})
+		return c.cmd.Slice()
+	}
+	return script.Run(ctx, b.client, keys, args...).Slice()
+}
+
+// wait waits until c is answered, c is promoted to leader (then its caller
+// sends the pipeline), or c's context is done.
+func (b *batcher) wait(c *check, script *redis.Script) ([]any, error) {
+	for {
+		select {
+		case <-c.wake:
+		case <-c.ctx.Done():
+		}
+		b.mu.Lock()
+		switch {
+		case c.state == done:
+			b.mu.Unlock()
+			if c.err != nil {
+				return nil, c.err
+			}
+			return c.cmd.Slice()
+		case c.state == leading && c.ctx.Err() == nil:
+			batch := b.collectLocked(c)
+			b.mu.Unlock()
+			b.lead(script, c, batch)
+			return c.cmd.Slice()
+		case c.ctx.Err() == nil:
+			b.mu.Unlock() // a stale token: keep waiting
+		case c.state == sent:
+			// Written, maybe run: the leader still reads the reply.
+			b.mu.Unlock()
+			return nil, fmt.Errorf("reply not awaited: %w", c.ctx.Err())
+		default: // queued or leading, never sent
+			led := c.state == leading
+			c.finishLocked(notSent(c.ctx.Err()))
+			if led { // the next pipeline is c's to send: hand it on
+				b.promoteLocked()
+			}
+			b.mu.Unlock()
+			return nil, c.err
+		}
+	}
+}
+
+// lead sends batch, whose leader is leader, wakes its takes and promotes
+// the next leader.
+func (b *batcher) lead(script *redis.Script, leader *check, batch []*check) {
+	defer func() {
+		b.mu.Lock()
+		for _, c := range batch {
+			c.finishLocked(nil)
+		}
+		b.promoteLocked()
+		b.mu.Unlock()
+	}()
+	b.send(script, leader, batch)
+}
+
+// release ends a call: it hands the call's slot to the next leader, or
+// frees it.
+func (b *batcher) release() {
+	b.mu.Lock()
+	b.promoteLocked()
+	b.mu.Unlock()
+}
+
+// promoteLocked makes the take with the latest deadline of the next batch
+// (the first maxBatch live takes of the queue) its leader, after dropping
+// the dead takes at the head of the queue, and hands it the slot of the
+// call that ended; with none left, it frees the slot.
+func (b *batcher) promoteLocked() {
+	for len(b.queue) > 0 && b.queue[0].dead() {
+		if c := b.queue[0]; c.state == queued {
+			c.finishLocked(notSent(c.ctx.Err()))
+		}
+		b.queue[0] = nil
+		b.queue = b.queue[1:]
+	}
+	if len(b.queue) == 0 {
+		b.queue = b.queue[:0:0]
+		b.inFlight--
+		return
+	}
+	var leader *check
+	var latest time.Time
+	for i, n := 0, 0; i < len(b.queue) && n < maxBatch; i++ {
+		c := b.queue[i]
+		if !c.live() {
+			continue
+		}
+		n++
+		d, ok := c.ctx.Deadline()
+		if !ok {
+			leader = c
+			break
+		}
+		if leader == nil || d.After(latest) {
+			leader, latest = c, d
+		}
+	}
+	if leader == nil { // only leaders wait: the slot is not needed
+		b.inFlight--
+		return
+	}
+	leader.state = leading
+	leader.signal()
+}
+
+// live reports whether c waits in the queue for a batch, and its caller
+// still wants it.
+func (c *check) live() bool { return c.state == queued && c.ctx.Err() == nil }
+
+// dead reports whether c stays in the queue only to be dropped: answered,
+// or queued for a caller that gave up.
+func (c *check) dead() bool { return c.state == done || (c.state == queued && c.ctx.Err() != nil) }
+
+// collectLocked takes the batch of leader off the queue: leader and up to
+// maxBatch-1 live takes, in queue order. Takes whose context is done fail
+// unsent; the leaders of other batches stay.
+func (b *batcher) collectLocked(leader *check) []*check {
+	leader.state = sent
+	batch := append(make([]*check, 0, min(len(b.queue), maxBatch)), leader)
+	rest := b.queue[:0]
+	for _, c := range b.queue {
+		switch {
+		case c == leader, c.state == done:
+		case c.state == queued && c.ctx.Err() != nil:
+			c.finishLocked(notSent(c.ctx.Err()))
+		case c.state == queued && len(batch) < maxBatch:
+			c.state = sent
+			batch = append(batch, c)
+		default:
+			rest = append(rest, c)
+		}
+	}
+	clear(b.queue[len(rest):])
+	b.queue = rest
+	return batch
+}
+
+// finishLocked marks c done (with err if it was not sent) and wakes its
+// caller.
+func (c *check) finishLocked(err error) {
+	c.state, c.err = done, err
+	c.signal()
+}
+
+// signal wakes c's caller; a token already pending is enough.
+func (c *check) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// send writes the takes of batch as one pipeline, under a context that
+// ends at the leader's deadline, and leaves each reply in its cmd. Takes
+// the server answered NOSCRIPT did not run: they are sent again with the
+// script (see resend). Nothing else is ever sent twice.
+func (b *batcher) send(script *redis.Script, leader *check, batch []*check) {
+	ctx, cancel := batchContext(leader)
+	defer cancel()
+	pipe := b.client.Pipeline()
+	cmds := make([]*redis.Cmd, len(batch))
+	for i, c := range batch {
+		cmds[i] = c.cmd
+		_ = pipe.Process(ctx, c.cmd)
+	}
+	exec(ctx, pipe, cmds)
+	for round := range 2 {
+		again := noScript(cmds)
+		if len(again) == 0 {
+			break
+		}
+		b.resend(ctx, script, cmds, again, round == 1)
+	}
+	for i, c := range batch {
+		c.cmd = cmds[i]
+	}
+}
+
+// resend sends cmds[i] for every i of again, which the server answered
+// NOSCRIPT, again: the first as EVAL, which caches the script, and the
+// others as EVALSHA behind it on the same connection; every one as EVAL if
+// all is set (the cache was flushed again in between).
+func (b *batcher) resend(ctx context.Context, script *redis.Script, cmds []*redis.Cmd, again []int, all bool) {
+	pipe := b.client.Pipeline()
+	resent := make([]*redis.Cmd, len(again))
+	for j, i := range again {
+		keys, args := evalShaParts(cmds[i])
+		if j == 0 || all {
+			resent[j] = script.Eval(ctx, pipe, keys, args...)
+		} else {
+			resent[j] = script.EvalSha(ctx, pipe, keys, args...)
+		}
+		cmds[i] = resent[j]
+	}
+	exec(ctx, pipe, resent)
+}
+
+// exec runs pipe, which holds cmds, as one pipeline. go-redis sets each
+// command's error (transport errors on every command not answered); should
+// a hook fail the pipeline without running it, its error goes on the
+// commands left without a reply.
+func exec(ctx context.Context, pipe redis.Pipeliner, cmds []*redis.Cmd) {
+	if _, err := pipe.Exec(ctx); err != nil {
+		for _, cmd := range cmds {
+			if cmd.Err() == nil && cmd.Val() == nil {
+				cmd.SetErr(err)
+			}
+		}
+	}
+}
+
+// batchContext returns the context of a pipeline: the values and the
+// deadline of its leader's context, none of its cancellation. The leader's
+// caller waits for the pipeline, so it must end by the leader's deadline; a
+// written pipeline is not cut short because the leader's caller gave up
+// otherwise: the others still want their replies.
+func batchContext(leader *check) (context.Context, context.CancelFunc) {
+	ctx := context.WithoutCancel(leader.ctx)
+	if d, ok := leader.ctx.Deadline(); ok {
+		return context.WithDeadline(ctx, d)
+	}
+	return context.WithCancel(ctx)
+}
+
+// noScript returns the indexes of the commands answered NOSCRIPT.
+func noScript(cmds []*redis.Cmd) []int {
+	var again []int
+	for i, cmd := range cmds {
+		if err := cmd.Err(); err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")) {
+			again = append(again, i)
+		}
+	}
+	return again
+}
+
+// evalSha builds the EVALSHA of a take, as go-redis's EvalSha does. The
+// caller builds it, so that the batch holds no slice the caller may reuse
+// after giving up.
+func evalSha(ctx context.Context, hash string, keys []string, args []any) *redis.Cmd {
+	a := make([]any, 0, 3+len(keys)+len(args))
+	a = append(a, "evalsha", hash, len(keys))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	a = append(a, args...)
+	cmd := redis.NewCmd(ctx, a...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
+}
+
+// evalShaParts returns the keys and arguments of a command built by
+// evalSha or Script.Eval/EvalSha: name, script, key count, keys, args.
+func evalShaParts(cmd *redis.Cmd) ([]string, []any) {
+	a := cmd.Args()
+	n := a[2].(int)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = a[3+i].(string)
+	}
+	return keys, a[3+n:]
+}
+
+// notSent is the error of a take dropped from the queue because its
+// context ended before it was sent: it was not charged.
+func notSent(err error) error {
+	return fmt.Errorf("not sent: %w", err)
+}

@@ -1,0 +1,12 @@
+package redisstore
+
+// WithBatchingAlone is [WithBatching] where a lone take is also sent as a
+// pipeline (of one), so that the conformance suites, which mostly take one
+// at a time, check the pipeline path's replies, errors and NOSCRIPT
+// resends. Tests only.
+func WithBatchingAlone() Option {
+	return func(c *config) { c.batching, c.batchAlone = true, true }
+}
+
+// MaxInFlight is how many calls a batching store has in flight at most.
+const MaxInFlight = maxInFlight
