@@ -26,4 +26,15 @@
 // Cluster it refreshes the slot map after failures, so a promoted replica
 // serves a dead master's clients within a fraction of a second.
 // docs/operations.md has the measured numbers.
+//
+// # Batching
+//
+// [WithBatching] coalesces concurrent takes of a standalone or Sentinel
+// Redis into pipelines without giving up any of the above: a lone take is
+// sent as before, a take whose caller gave up is never sent, nothing that
+// may have run is resent. It is off by default while its Cluster support
+// and Sentinel failover are being proven. go-redis's own AutoPipeline is
+// not safe for a rate limiter (it ignores callers' deadlines and, on a
+// Cluster, resends a batch after a timeout): do not pass an
+// *redis.AutoPipeliner as the client.
 package redisstore
