@@ -49,7 +49,7 @@ func ExampleNewLimiter_invalid() {
 	_, err := core.NewLimiter(frozenStore(), core.WithLimits(core.PerMinute(0)))
 	fmt.Println(err)
 	// Output:
-	// ratelimit: tier "default": limit "0-per-1m0s": Rate must be positive, got 0
+	// ratelimit: tier "default": limit "0-per-1m": Rate must be positive, got 0
 }
 
 // Tiers: the recipe's free / pro / enterprise token buckets; the tier of a

@@ -10,6 +10,7 @@ package core
 
 import (
 	"fmt"
+	"strconv"
 	"math"
 	"math/bits"
 	"time"
@@ -166,12 +167,34 @@ const (
 	maxRefill = maxPeriod
 )
 
-// EffectiveName returns Name, or the derived name when Name is empty.
+// EffectiveName returns Name, or when Name is empty the name derived from
+// Rate and Period: "10-per-1s", "100-per-1m", "10000-per-1d",
+// "1-per-500us" (the period in the largest unit that divides it exactly).
+// A [Limiter] derives it once, when it is built.
 func (l Limit) EffectiveName() string {
 	if l.Name != "" {
 		return l.Name
 	}
-	return fmt.Sprintf("%d-per-%s", l.Rate, l.Period)
+	b := strconv.AppendInt(make([]byte, 0, 24), l.Rate, 10)
+	return string(appendPeriodName(append(b, "-per-"...), l.Period))
+}
+
+// periodUnits are the units of a derived limit name, largest first.
+var periodUnits = [...]struct {
+	d    time.Duration
+	name string
+}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"},
+	{time.Millisecond, "ms"}, {time.Microsecond, "us"}, {1, "ns"}}
+
+// appendPeriodName appends d in the largest unit that divides it exactly:
+// "1s", "1m", "1d", "90s", "500us" — characters a limit name may hold.
+func appendPeriodName(b []byte, d time.Duration) []byte {
+	for _, u := range periodUnits {
+		if d%u.d == 0 {
+			return append(strconv.AppendInt(b, int64(d/u.d), 10), u.name...)
+		}
+	}
+	return b // unreachable: every duration is whole nanoseconds
 }
 
 // Validate reports why l cannot work, naming the field: a rate, period or

@@ -36,9 +36,29 @@ func TestLimitShorthands(t *testing.T) {
 }
 
 func TestLimitNames(t *testing.T) {
-	assert.Equal(t, "10-per-1s", PerSecond(10).EffectiveName())
-	assert.Equal(t, "1-per-3m0s", Every(3*time.Minute).EffectiveName())
-	assert.Equal(t, "day", PerDay(1).WithName("day").EffectiveName())
+	tests := []struct {
+		limit Limit
+		want  string
+	}{
+		{PerSecond(10), "10-per-1s"},
+		{PerMinute(100), "100-per-1m"},
+		{PerHour(1000), "1000-per-1h"},
+		{PerDay(10_000), "10000-per-1d"},
+		{Every(3 * time.Minute), "1-per-3m"},
+		{Limit{Rate: 1, Period: 90 * time.Second}, "1-per-90s"},
+		{Limit{Rate: 1, Period: 36 * time.Hour}, "1-per-36h"},
+		{Limit{Rate: 1, Period: 7 * 24 * time.Hour}, "1-per-7d"},
+		{Limit{Rate: 1, Period: 1500 * time.Millisecond}, "1-per-1500ms"},
+		{Limit{Rate: 1, Period: 500 * time.Microsecond}, "1-per-500us"},
+		{PerDay(1).WithName("day"), "day"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.limit.EffectiveName())
+			assert.NoError(t, validateField("limit Name", tt.limit.EffectiveName(), maxNameLen), "a derived name is a valid name")
+		})
+	}
+	assert.NoError(t, Limit{Rate: 1, Period: 500 * time.Microsecond}.Validate(), "was: a name the user never wrote, 1-per-500µs")
 	assert.Equal(t, int64(180), Every(3*time.Minute).PeriodSeconds())
 	assert.Equal(t, int64(1), Limit{Rate: 1, Period: 1500 * time.Microsecond}.PeriodSeconds())
 }

@@ -37,7 +37,7 @@ func benchmarkStore(b *testing.B, numKeys int) (*memstore.Store, []string, []cor
 	limits := []core.Limit{core.PerHour(1000)}
 	keys := make([]string, numKeys)
 	for i := range keys {
-		keys[i] = fmt.Sprintf("rl:{client-%d}:1000-per-1h0m0s:g", i)
+		keys[i] = fmt.Sprintf("rl:{client-%d}:1000-per-1h:g", i)
 		if _, err := s.Take(ctx, nil, keys[i:i+1], limits, 1); err != nil {
 			b.Fatal(err)
 		}
