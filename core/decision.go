@@ -14,9 +14,14 @@ const (
 	// CostTooHigh: the cost is larger than the limit's capacity, so no
 	// amount of waiting admits it. RetryAfter is zero.
 	CostTooHigh
+	// Unavailable: the store could not be asked and the limiter fails
+	// closed ([FailClosed]); nothing is known about the quota. RetryAfter
+	// is an estimate of when to try again (1 s), not a quota's wait.
+	Unavailable
 )
 
-// String returns "not_denied", "exhausted" or "cost_too_high".
+// String returns "not_denied", "exhausted", "cost_too_high" or
+// "unavailable".
 func (r Reason) String() string {
 	switch r {
 	case NotDenied:
@@ -25,6 +30,8 @@ func (r Reason) String() string {
 		return "exhausted"
 	case CostTooHigh:
 		return "cost_too_high"
+	case Unavailable:
+		return "unavailable"
 	}
 	return "unknown"
 }

@@ -37,4 +37,5 @@ func TestReasonStrings(t *testing.T) {
 	assert.Equal(t, "not_denied", NotDenied.String())
 	assert.Equal(t, "exhausted", Exhausted.String())
 	assert.Equal(t, "cost_too_high", CostTooHigh.String())
+	assert.Equal(t, "unavailable", Unavailable.String())
 }

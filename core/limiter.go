@@ -330,12 +330,18 @@ func (l *Limiter) degraded(ctx context.Context, p *plan, keys []string, cost int
 	for i, lim := range p.limits {
 		res.Decisions[i] = Decision{Limit: lim, Allowed: res.Allowed, Remaining: lim.Capacity()}
 		if !res.Allowed {
-			res.Decisions[i].Reason = Exhausted
-			res.Decisions[i].RetryAfter = time.Second
+			res.Decisions[i].Reason = Unavailable
+			res.Decisions[i].RetryAfter = unavailableRetry
 		}
 	}
 	return res
 }
+
+// unavailableRetry is the Retry-After of a request denied because the
+// store could not be asked: long enough not to invite a retry storm, short
+// enough to come back soon after the store (the breaker probes every
+// 500 ms by default).
+const unavailableRetry = time.Second
 
 func (l *Limiter) breakerChanged(from, to BreakerState) {
 	for _, o := range l.observers {

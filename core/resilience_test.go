@@ -323,6 +323,7 @@ func TestFallbackDenialsAreReportedLikeStoreDenials(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.Fallback)
 	assert.Equal(t, 503, DenyStatus(res), "made-up decisions: the limiter cannot tell")
+	assert.Equal(t, Unavailable, res.Binding().Reason, "not a quota's exhaustion: nothing is known about the quota")
 }
 
 func TestDenyCacheIsOnByDefault(t *testing.T) {
