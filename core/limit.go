@@ -10,9 +10,9 @@ package core
 
 import (
 	"fmt"
-	"strconv"
 	"math"
 	"math/bits"
+	"strconv"
 	"time"
 )
 
