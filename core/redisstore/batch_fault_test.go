@@ -184,7 +184,7 @@ func TestBatchingPoolExhaustion(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	var calls takeCounter
 	client.AddHook(&calls)
-	l := faultLimiter(t, batchedSafeStore(t, client), srv.Client(t), []core.Limit{bigLimit})
+	l := faultLimiter(t, batchedSafeStore(t, client), srv.Client(t), []core.Limit{bigLimit}, core.WithoutBreaker())
 	ids := identities("caller", 64)
 	warmUp(t, l, ids)
 	proxy.SetDelay(5 * time.Millisecond)
