@@ -12,25 +12,26 @@ import (
 
 // maxBatch is how many takes one pipeline carries at most, and
 // maxInFlight how many calls (lone takes or pipelines) a batching store has
-// in flight at once ([WithBatching]). With one, a take that just missed a
-// pipeline waits for it and then for its own: up to two round trips. Two
-// measured no better (smaller pipelines, the two in step), but the
-// batcher works with any number.
+// in flight at once to one node ([WithBatching]). With one, a take that
+// just missed a pipeline waits for it and then for its own: up to two
+// round trips. Two measured no better (smaller pipelines, the two in
+// step), but the batcher works with any number.
 const (
 	maxBatch    = 128
 	maxInFlight = 1
 )
 
 // WithBatching makes concurrent takes of one Redis node share round trips.
-// A take that finds no call of the store in flight is sent at once, alone,
-// exactly as without the option, so a lone caller waits no longer. Takes
-// that arrive while a call is in flight queue; when it returns, one of
-// their callers sends all of them (up to 128) as one pipeline, each take
-// still one EVALSHA, and the next queue waits for that pipeline. The store
-// has one call in flight per client at most, starts no goroutine and needs
-// no Close: the callers themselves take turns sending. A take thus waits up
-// to two round trips (the call in flight, then its own), so the option
-// suits a Redis whose round trip is well under half the decision budget.
+// A take that finds no call of the store to its node in flight is sent at
+// once, alone, exactly as without the option, so a lone caller waits no
+// longer. Takes that arrive while a call is in flight queue; when it
+// returns, one of their callers sends all of them (up to 128) as one
+// pipeline, each take still one EVALSHA, and the next queue waits for that
+// pipeline. The store has one call in flight per node at most, starts no
+// goroutine and needs no Close: the callers themselves take turns sending.
+// A take thus waits up to two round trips (the call in flight, then its
+// own), so the option suits a Redis whose round trip is well under half the
+// decision budget.
 //
 // Each take keeps its own context. A take whose context is done before its
 // pipeline is written is never sent, so never charged. The pipeline is
@@ -44,71 +45,123 @@ const (
 // unbatched take cut short by its deadline may.
 //
 // Nothing that may have run is sent again: a pipeline is never retried,
-// and only takes the server answered NOSCRIPT (the script did not run) are
-// resent, with the script. A transport failure fails the takes not yet
-// answered with errors wrapping [core.ErrStoreUnavailable], as for a single
-// take; Redis error replies fail only their own take.
+// and only takes the server answered without running them are resent:
+// NOSCRIPT (with the script, on the same node) and, on a cluster, MOVED
+// or ASK (each alone, through the cluster client, which follows the
+// redirection). A transport failure fails the takes not yet answered with
+// errors wrapping [core.ErrStoreUnavailable], as for a single take; Redis
+// error replies (READONLY from a demoted master included) fail only their
+// own take.
 //
-// Batching applies to *redis.Client clients without retries: standalone
-// and Sentinel failover ones built with [NewClient] or [NewFailoverClient]
-// (MaxRetries -1; go-redis would retry a whole pipeline, takes that ran
-// included). On a client with retries, a *redis.ClusterClient, a
-// *redis.Ring or any other client, takes are sent one by one, as without
-// the option, and [New] logs why, once ([WithLogger]).
+// Batching applies to clients without retries (go-redis would retry a
+// whole pipeline, takes that ran included), as [NewClient],
+// [NewFailoverClient] and [NewClusterClient] build them (MaxRetries -1):
+//   - a *redis.Client, standalone or Sentinel failover: one queue;
+//   - a *redis.ClusterClient: one queue per master. A take goes to the
+//     master of its key's slot (as the client's slot map has it); its
+//     pipelines go on that master's node client, which the cluster client
+//     builds with its own MaxRetries (a node client that retries anyway,
+//     from a custom NewClient, gets no pipelines). Hooks added to the
+//     cluster client with AddHook see lone takes only; add them to the
+//     node clients too (OnNewNode), as redisotel does.
+//
+// On a client with retries, a *redis.Ring or any other client, takes are
+// sent one by one, as without the option, and [New] logs why, once
+// ([WithLogger]).
 func WithBatching() Option {
 	return func(c *config) { c.batching = true }
 }
 
+// A batcher is what a batching store sends its takes through: the queue of
+// its one node, or the queues of a cluster's masters.
+type batcher struct {
+	node    *nodeBatcher    // a *redis.Client
+	masters *masterBatchers // a *redis.ClusterClient
+}
+
 // newBatcher returns the batcher of a store on client, or nil when takes
-// are to be sent one by one: batching is off, client is not a
-// *redis.Client (a cluster client would need one queue per master), or it
-// retries (go-redis resends a whole pipeline after a read timeout or a
-// first reply such as LOADING or READONLY, takes that ran included).
+// are to be sent one by one: batching is off, client is neither a
+// *redis.Client nor a *redis.ClusterClient, or it retries (go-redis
+// resends a whole pipeline after a read timeout or a first reply such as
+// LOADING or READONLY, takes that ran included; a cluster client's node
+// clients get its MaxRetries).
 func newBatcher(client redis.Scripter, c config) *batcher {
 	if !c.batching {
 		return nil
 	}
-	rc, ok := client.(*redis.Client)
-	if !ok {
-		c.logger.Info("ratelimit: redisstore: batching needs a *redis.Client (standalone or failover); takes are sent one by one",
-			"client", fmt.Sprintf("%T", client))
-		return nil
+	switch cl := client.(type) {
+	case *redis.Client:
+		if retries(c, cl) {
+			return nil
+		}
+		return &batcher{node: newNodeBatcher(cl, cl, c.batchAlone)}
+	case *redis.ClusterClient:
+		if retries(c, cl) {
+			return nil
+		}
+		return &batcher{masters: newMasterBatchers(cl, c)}
 	}
-	if s, _ := settingsOf(rc); s.maxRetries > 0 {
-		c.logger.Warn("ratelimit: redisstore: batching needs a client without retries (MaxRetries -1); takes are sent one by one",
-			"max_retries", s.maxRetries)
-		return nil
+	c.logger.Info("ratelimit: redisstore: batching needs a *redis.Client (standalone or failover) or a *redis.ClusterClient; takes are sent one by one",
+		"client", fmt.Sprintf("%T", client))
+	return nil
+}
+
+// retries reports whether client retries failed commands, and logs that it
+// gets no pipelines if so.
+func retries(c config, client redis.Scripter) bool {
+	s, _ := settingsOf(client)
+	if s.maxRetries <= 0 {
+		return false
 	}
-	return &batcher{client: rc, alone: c.batchAlone}
+	c.logger.Warn("ratelimit: redisstore: batching needs a client without retries (MaxRetries -1); takes are sent one by one",
+		"max_retries", s.maxRetries)
+	return true
 }
 
 // run sends one take: through the batcher if the store has one, else as
 // one Script.Run (EVALSHA, EVAL on NOSCRIPT).
 func (s *Store) run(ctx context.Context, keys []string, args []any) ([]any, error) {
-	if s.batch == nil {
+	switch {
+	case s.batch == nil:
 		return s.script.Run(ctx, s.client, keys, args...).Slice()
+	case s.batch.node != nil:
+		return s.batch.node.do(ctx, s.script, keys, args)
 	}
-	return s.batch.do(ctx, s.script, keys, args)
+	return s.batch.masters.do(ctx, s.script, keys, args)
 }
 
-// A batcher coalesces the takes of one client into pipelines, with no
+// A nodeBatcher coalesces the takes of one node into pipelines, with no
 // goroutine of its own (a leader/follower scheme): inFlight counts the
 // calls in flight; takes arriving while there are maxInFlight join queue;
 // whoever ends a call hands its slot to a take of the next batch, the
 // leader, whose caller sends the batch and then hands the slot on. No live
 // take waits while a slot is free.
-type batcher struct {
-	client *redis.Client
-	alone  bool // tests: a lone take also goes as a pipeline (of one)
+type nodeBatcher struct {
+	client *redis.Client  // the node: pipelines go here
+	lone   redis.Scripter // lone takes, and takes redirected: client, or the cluster client
+	alone  bool           // tests: a lone take also goes as a pipeline (of one)
+	// redirected is called after a take was answered MOVED or ASK (nil:
+	// not a cluster node).
+	redirected func(context.Context)
+
+	checks sync.Pool // *check, free
 
 	mu       sync.Mutex
 	inFlight int      // calls in flight, and leaders promoted
 	queue    []*check // waiting takes; entries no longer queued are skipped
 }
 
-// A check is one queued take. ctx and wake never change; cmd is the
-// sender's until the check is done, then its caller's; state and err are
-// guarded by the batcher's mu.
+// newNodeBatcher returns the batcher of the node client, whose lone takes
+// go through lone.
+func newNodeBatcher(client *redis.Client, lone redis.Scripter, alone bool) *nodeBatcher {
+	return &nodeBatcher{client: client, lone: lone, alone: alone}
+}
+
+// A check is one queued take. ctx and wake never change while the check is
+// in use; cmd is the sender's until the check is done, then its caller's;
+// state and err are guarded by the batcher's mu. A check whose caller has
+// its reply goes back to the batcher's pool, wake and all, unless someone
+// may still hold it (a queue, a pipeline being sent).
 type check struct {
 	ctx  context.Context
 	cmd  *redis.Cmd    // built by the caller; replaced by a resend
@@ -127,8 +180,28 @@ const (
 	done                      // answered in cmd, or failed with err
 )
 
+// newCheck returns a check of the take, from the pool if it has one: a
+// pooled check's wake may hold a stale token, which its caller skips.
+func (b *nodeBatcher) newCheck(ctx context.Context, script *redis.Script, keys []string, args []any, state checkState) *check {
+	c, _ := b.checks.Get().(*check)
+	if c == nil {
+		c = &check{wake: make(chan struct{}, 1)}
+	}
+	c.ctx, c.cmd, c.state, c.err = ctx, evalSha(ctx, script.Hash(), keys, args), state, nil
+	return c
+}
+
+// free returns c, which nobody else holds any more, to the pool, and its
+// command and error.
+func (b *nodeBatcher) free(c *check) (*redis.Cmd, error) {
+	cmd, err := c.cmd, c.err
+	c.ctx, c.cmd, c.err = nil, nil, nil
+	b.checks.Put(c)
+	return cmd, err
+}
+
 // do runs one take through the batcher and returns the script's reply.
-func (b *batcher) do(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+func (b *nodeBatcher) do(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(err)
 	}
@@ -138,7 +211,7 @@ func (b *batcher) do(ctx context.Context, script *redis.Script, keys []string, a
 		b.mu.Unlock()
 		return b.solo(ctx, script, keys, args)
 	}
-	c := &check{ctx: ctx, cmd: evalSha(ctx, script.Hash(), keys, args), wake: make(chan struct{}, 1)}
+	c := b.newCheck(ctx, script, keys, args, queued)
 	b.queue = append(b.queue, c)
 	b.mu.Unlock()
 	return b.wait(c, script)
@@ -146,46 +219,52 @@ func (b *batcher) do(ctx context.Context, script *redis.Script, keys []string, a
 
 // solo sends a take alone, as an unbatched store does, then hands its slot
 // to the leader of the queue that formed meanwhile.
-func (b *batcher) solo(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
-	defer b.release()
-	if b.alone {
-		c := &check{ctx: ctx, cmd: evalSha(ctx, script.Hash(), keys, args), state: sent}
-		b.send(script, c, []*check{c})
-		return c.cmd.Slice()
+func (b *nodeBatcher) solo(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+	if !b.alone {
+		defer b.release()
+		return script.Run(ctx, b.lone, keys, args...).Slice()
 	}
-	return script.Run(ctx, b.client, keys, args...).Slice()
+	c := b.newCheck(ctx, script, keys, args, sent)
+	b.send(script, c, []*check{c})
+	b.release()
+	cmd, _ := b.free(c)
+	return b.reply(ctx, script, cmd)
 }
 
 // wait waits until c is answered, c is promoted to leader (then its caller
 // sends the pipeline), or c's context is done.
-func (b *batcher) wait(c *check, script *redis.Script) ([]any, error) {
+func (b *nodeBatcher) wait(c *check, script *redis.Script) ([]any, error) {
+	ctx := c.ctx
 	for {
 		select {
 		case <-c.wake:
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 		}
 		b.mu.Lock()
 		switch {
-		case c.state == done:
+		case c.state == done: // out of the queue and of its pipeline
 			b.mu.Unlock()
-			if c.err != nil {
-				return nil, c.err
+			cmd, err := b.free(c)
+			if err != nil {
+				return nil, err
 			}
-			return c.cmd.Slice()
-		case c.state == leading && c.ctx.Err() == nil:
+			return b.reply(ctx, script, cmd)
+		case c.state == leading && ctx.Err() == nil:
 			batch := b.collectLocked(c)
 			b.mu.Unlock()
 			b.lead(script, c, batch)
-			return c.cmd.Slice()
-		case c.ctx.Err() == nil:
+			cmd, _ := b.free(c)
+			return b.reply(ctx, script, cmd)
+		case ctx.Err() == nil:
 			b.mu.Unlock() // a stale token: keep waiting
 		case c.state == sent:
-			// Written, maybe run: the leader still reads the reply.
+			// Written, maybe run: the leader still reads the reply (and
+			// holds c).
 			b.mu.Unlock()
-			return nil, fmt.Errorf("reply not awaited: %w", c.ctx.Err())
-		default: // queued or leading, never sent
+			return nil, fmt.Errorf("reply not awaited: %w", ctx.Err())
+		default: // queued or leading, never sent; c may stay queued
 			led := c.state == leading
-			c.finishLocked(notSent(c.ctx.Err()))
+			c.finishLocked(notSent(ctx.Err()))
 			if led { // the next pipeline is c's to send: hand it on
 				b.promoteLocked()
 			}
@@ -195,9 +274,36 @@ func (b *batcher) wait(c *check, script *redis.Script) ([]any, error) {
 	}
 }
 
+// reply returns the reply of a take in cmd. A take a cluster node answered
+// MOVED or ASK did not run: it is sent again, alone, through the cluster
+// client, which follows the redirection (and reloads its slot map).
+func (b *nodeBatcher) reply(ctx context.Context, script *redis.Script, cmd *redis.Cmd) ([]any, error) {
+	if b.redirected == nil || !redirection(cmd.Err()) {
+		return cmd.Slice()
+	}
+	b.redirected(ctx)
+	keys, args := evalShaParts(cmd)
+	return script.Run(ctx, b.lone, keys, args...).Slice()
+}
+
+// redirection reports whether err is a MOVED or ASK reply: the node does
+// not serve the slot (now), and ran nothing. Only a Redis error reply
+// counts: a transport error never means the take did not run.
+func redirection(err error) bool {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return false
+	}
+	if _, ok := redis.IsMovedError(err); ok {
+		return true
+	}
+	_, ok := redis.IsAskError(err)
+	return ok
+}
+
 // lead sends batch, whose leader is leader, wakes its takes and promotes
 // the next leader.
-func (b *batcher) lead(script *redis.Script, leader *check, batch []*check) {
+func (b *nodeBatcher) lead(script *redis.Script, leader *check, batch []*check) {
 	defer func() {
 		b.mu.Lock()
 		for _, c := range batch {
@@ -211,17 +317,25 @@ func (b *batcher) lead(script *redis.Script, leader *check, batch []*check) {
 
 // release ends a call: it hands the call's slot to the next leader, or
 // frees it.
-func (b *batcher) release() {
+func (b *nodeBatcher) release() {
 	b.mu.Lock()
 	b.promoteLocked()
 	b.mu.Unlock()
+}
+
+// idle reports whether the batcher has no call in flight and no take
+// waiting.
+func (b *nodeBatcher) idle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inFlight == 0 && len(b.queue) == 0
 }
 
 // promoteLocked makes the take with the latest deadline of the next batch
 // (the first maxBatch live takes of the queue) its leader, after dropping
 // the dead takes at the head of the queue, and hands it the slot of the
 // call that ended; with none left, it frees the slot.
-func (b *batcher) promoteLocked() {
+func (b *nodeBatcher) promoteLocked() {
 	for len(b.queue) > 0 && b.queue[0].dead() {
 		if c := b.queue[0]; c.state == queued {
 			c.finishLocked(notSent(c.ctx.Err()))
@@ -270,7 +384,7 @@ func (c *check) dead() bool { return c.state == done || (c.state == queued && c.
 // collectLocked takes the batch of leader off the queue: leader and up to
 // maxBatch-1 live takes, in queue order. Takes whose context is done fail
 // unsent; the leaders of other batches stay.
-func (b *batcher) collectLocked(leader *check) []*check {
+func (b *nodeBatcher) collectLocked(leader *check) []*check {
 	leader.state = sent
 	batch := append(make([]*check, 0, min(len(b.queue), maxBatch)), leader)
 	rest := b.queue[:0]
@@ -309,8 +423,9 @@ func (c *check) signal() {
 // send writes the takes of batch as one pipeline, under a context that
 // ends at the leader's deadline, and leaves each reply in its cmd. Takes
 // the server answered NOSCRIPT did not run: they are sent again with the
-// script (see resend). Nothing else is ever sent twice.
-func (b *batcher) send(script *redis.Script, leader *check, batch []*check) {
+// script (see resend). Nothing else is sent twice, but for takes a cluster
+// node answered MOVED or ASK, which their callers send again (see reply).
+func (b *nodeBatcher) send(script *redis.Script, leader *check, batch []*check) {
 	ctx, cancel := batchContext(leader)
 	defer cancel()
 	pipe := b.client.Pipeline()
@@ -336,7 +451,7 @@ func (b *batcher) send(script *redis.Script, leader *check, batch []*check) {
 // NOSCRIPT, again: the first as EVAL, which caches the script, and the
 // others as EVALSHA behind it on the same connection; every one as EVAL if
 // all is set (the cache was flushed again in between).
-func (b *batcher) resend(ctx context.Context, script *redis.Script, cmds []*redis.Cmd, again []int, all bool) {
+func (b *nodeBatcher) resend(ctx context.Context, script *redis.Script, cmds []*redis.Cmd, again []int, all bool) {
 	pipe := b.client.Pipeline()
 	resent := make([]*redis.Cmd, len(again))
 	for j, i := range again {

@@ -10,3 +10,12 @@ func WithBatchingAlone() Option {
 
 // MaxInFlight is how many calls a batching store has in flight at most.
 const MaxInFlight = maxInFlight
+
+// MasterQueues returns how many masters a batching store on a cluster
+// client keeps a queue for, or -1 if it keeps none.
+func MasterQueues(s *Store) int {
+	if s.batch == nil || s.batch.masters == nil {
+		return -1
+	}
+	return len(*s.batch.masters.queues.Load())
+}

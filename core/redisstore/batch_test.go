@@ -29,8 +29,8 @@ var batchings = []struct {
 	name string
 	opt  redisstore.Option
 }{
-	{"standalone, batched", redisstore.WithBatching()},
-	{"standalone, batched, lone takes pipelined", redisstore.WithBatchingAlone()},
+	{"batched", redisstore.WithBatching()},
+	{"batched, lone takes pipelined", redisstore.WithBatchingAlone()},
 }
 
 // noRetries is the budget of the batching tests' clients: [NewClient]'s
@@ -50,42 +50,67 @@ func batchClients(t testing.TB, srv *redistest.Server, n int) []*redis.Client {
 	return cs
 }
 
+// batchClusterClients returns n cluster clients of srv without retries
+// ([redisstore.NewClusterClient]), closed when t ends.
+func batchClusterClients(t testing.TB, srv *redistest.ClusterServer, n int) []*redis.ClusterClient {
+	t.Helper()
+	cs := make([]*redis.ClusterClient, n)
+	for i := range cs {
+		cs[i] = redisstore.NewClusterClient(srv.Options(), noRetries)
+		t.Cleanup(func() { _ = cs[i].Close() })
+	}
+	return cs
+}
+
+// batchedBackends are the backends of conformance_test.go with the
+// batching tests' clients: the standalone server and the three-master
+// cluster (one queue per master).
+var batchedBackends = []backend{
+	{"standalone", func(t testing.TB, n int) []redis.UniversalClient {
+		return universal(batchClients(t, redistest.Standalone(t), n))
+	}},
+	{"cluster", func(t testing.TB, n int) []redis.UniversalClient {
+		return universal(batchClusterClients(t, redistest.Cluster(t), n))
+	}},
+}
+
 // TestConformanceBatched runs the conformance, concurrency and differential
-// suites on the standalone server through batching stores, then checks
-// that every key they left has a TTL.
+// suites on the standalone server and on the cluster through batching
+// stores, then checks that every key they left has a TTL.
 func TestConformanceBatched(t *testing.T) {
 	memory := func(t *testing.T, now func() time.Time) core.Store {
 		s, err := memstore.New(memstore.WithClock(now))
 		require.NoError(t, err)
 		return s
 	}
-	for _, b := range batchings {
-		t.Run(b.name, func(t *testing.T) {
-			srv := redistest.Standalone(t)
-			client := batchClients(t, srv, 1)[0]
-			t.Cleanup(func() { assertKeysExpire(t, client, storetestKeys) })
-			t.Run("Run", func(t *testing.T) {
-				storetest.Run(t, func(t *testing.T, now func() time.Time) core.Store {
-					return mustNew(t, client, redisstore.WithClock(now), b.opt)
+	for _, be := range batchedBackends {
+		for _, b := range batchings {
+			t.Run(be.name+", "+b.name, func(t *testing.T) {
+				client := be.client(t)
+				t.Cleanup(func() { assertKeysExpire(t, client, storetestKeys) })
+				t.Run("Run", func(t *testing.T) {
+					storetest.Run(t, func(t *testing.T, now func() time.Time) core.Store {
+						return mustNew(t, client, redisstore.WithClock(now), b.opt)
+					})
+				})
+				t.Run("RunConcurrency", func(t *testing.T) {
+					storetest.RunConcurrency(t, func(t *testing.T, now func() time.Time, n int) []core.Store {
+						stores := make([]core.Store, n)
+						for i, c := range be.clients(t, n) {
+							stores[i] = mustNew(t, c, redisstore.WithClock(now), b.opt)
+						}
+						return stores
+					})
+				})
+				t.Run("RunDifferential", func(t *testing.T) {
+					storetest.RunDifferential(t, memory, func(t *testing.T, now func() time.Time) core.Store {
+						s, err := redisstore.NewWithTestClockExpiry(client, now, b.opt)
+						require.NoError(t, err)
+						return s
+					})
 				})
 			})
-			t.Run("RunConcurrency", func(t *testing.T) {
-				storetest.RunConcurrency(t, func(t *testing.T, now func() time.Time, n int) []core.Store {
-					stores := make([]core.Store, n)
-					for i, c := range batchClients(t, srv, n) {
-						stores[i] = mustNew(t, c, redisstore.WithClock(now), b.opt)
-					}
-					return stores
-				})
-			})
-			t.Run("RunDifferential", func(t *testing.T) {
-				storetest.RunDifferential(t, memory, func(t *testing.T, now func() time.Time) core.Store {
-					s, err := redisstore.NewWithTestClockExpiry(client, now, b.opt)
-					require.NoError(t, err)
-					return s
-				})
-			})
-		})
+		}
 	}
 }
 
@@ -95,7 +120,9 @@ type takeCounter struct {
 	takes      atomic.Int64 // script commands
 	roundTrips atomic.Int64 // single script commands and pipelines
 	pipelines  atomic.Int64
+	pipelined  atomic.Int64 // script commands in pipelines
 	noScript   atomic.Int64 // pipelined script commands answered NOSCRIPT
+	redirected atomic.Int64 // pipelined script commands answered MOVED or ASK
 }
 
 func isScriptCall(cmd redis.Cmder) bool {
@@ -125,13 +152,19 @@ func (c *takeCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		}
 		if n > 0 {
 			c.takes.Add(n)
+			c.pipelined.Add(n)
 			c.roundTrips.Add(1)
 			c.pipelines.Add(1)
 		}
 		err := next(ctx, cmds)
 		for _, cmd := range cmds {
-			if e := cmd.Err(); isScriptCall(cmd) && e != nil && redis.HasErrorPrefix(e, "NOSCRIPT") {
+			e := cmd.Err()
+			switch {
+			case !isScriptCall(cmd) || e == nil:
+			case redis.HasErrorPrefix(e, "NOSCRIPT"):
 				c.noScript.Add(1)
+			case redis.HasErrorPrefix(e, "MOVED"), redis.HasErrorPrefix(e, "ASK"):
+				c.redirected.Add(1)
 			}
 		}
 		return err
@@ -424,18 +457,40 @@ func TestBatchingAfterScriptFlush(t *testing.T) {
 	})
 }
 
-// TestBatchingFallsBack: on a cluster client, or a client with retries,
-// WithBatching sends takes one by one, says so in the log, and takes work.
+// TestBatchingFallsBack: on a ring client, or a client with retries
+// (standalone, a cluster client whose node clients get its MaxRetries, or
+// one whose NewClient gives its node clients retries), WithBatching sends
+// takes one by one, says so in the log, and takes work.
 func TestBatchingFallsBack(t *testing.T) {
 	tests := []struct {
 		name   string
 		client func(t *testing.T) redis.UniversalClient
 		log    string
 	}{
-		{"cluster client", func(t *testing.T) redis.UniversalClient { return redistest.Cluster(t).Client(t) },
-			"batching needs a *redis.Client"},
+		{"ring client", func(t *testing.T) redis.UniversalClient {
+			ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": redistest.Standalone(t).Addr()}})
+			t.Cleanup(func() { _ = ring.Close() })
+			return ring
+		}, "batching needs a *redis.Client (standalone or failover) or a *redis.ClusterClient"},
 		{"client with retries", func(t *testing.T) redis.UniversalClient { return redistest.Standalone(t).Client(t) },
 			"batching needs a client without retries"},
+		{"cluster client with retries", func(t *testing.T) redis.UniversalClient {
+			opts := redistest.Cluster(t).Options()
+			opts.MaxRetries = 3
+			cc := redis.NewClusterClient(opts)
+			t.Cleanup(func() { _ = cc.Close() })
+			return cc
+		}, "batching needs a client without retries"},
+		{"cluster client whose node clients retry", func(t *testing.T) redis.UniversalClient {
+			opts := redisstore.SafeClusterOptions(redistest.Cluster(t).Options(), noRetries)
+			opts.NewClient = func(o *redis.Options) *redis.Client {
+				o.MaxRetries = 2
+				return redis.NewClient(o)
+			}
+			cc := redis.NewClusterClient(opts)
+			t.Cleanup(func() { _ = cc.Close() })
+			return cc
+		}, "batching needs a client without retries"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -444,6 +499,9 @@ func TestBatchingFallsBack(t *testing.T) {
 			store, kb := newStore(t, client, redisstore.WithBatching(), redisstore.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 			var counter takeCounter
 			client.AddHook(&counter)
+			if cc, ok := client.(*redis.ClusterClient); ok {
+				cc.OnNewNode(func(node *redis.Client) { node.AddHook(&counter) })
+			}
 			limits := []core.Limit{core.PerMinute(5)}
 			keys := kb.AppendKeys(nil, "client", limits)
 
