@@ -29,12 +29,13 @@
 //
 // # Batching
 //
-// [WithBatching] coalesces concurrent takes of a standalone or Sentinel
-// Redis into pipelines without giving up any of the above: a lone take is
-// sent as before, a take whose caller gave up is never sent, nothing that
-// may have run is resent. It is off by default while its Cluster support
-// and Sentinel failover are being proven. go-redis's own AutoPipeline is
-// not safe for a rate limiter (it ignores callers' deadlines and, on a
-// Cluster, resends a batch after a timeout): do not pass an
+// [WithBatching] coalesces concurrent takes of one Redis node (standalone,
+// Sentinel, or each master of a Cluster) into pipelines without giving up
+// any of the above: a lone take is sent as before, a take whose caller gave
+// up is never sent, nothing that may have run is resent. It is off by
+// default until its Cluster failover tests have run clean on a quiet
+// machine. go-redis's own AutoPipeline is not safe for a rate limiter (it
+// ignores callers' deadlines and, on a Cluster, resends a batch after a
+// timeout): do not pass an
 // *redis.AutoPipeliner as the client.
 package redisstore
