@@ -21,8 +21,10 @@ func frozenStore() core.Store {
 }
 
 // Two limits per client, taken together: 10 per second with bursts of 3,
-// and 5 per day. The sixth request of the day is denied by the daily quota
-// although the per-second bucket would admit it.
+// and 5 per day. Four requests at one instant: the burst admits three
+// (each charged to both limits), and the fourth is denied by "burst", the
+// binding limit, which frees a slot in 100 ms; the daily quota is not
+// charged for the denied request (a denial takes nothing).
 func ExampleLimiter_Allow() {
 	limiter, err := core.NewLimiter(frozenStore(), core.WithLimits(
 		core.PerSecond(10).WithBurst(3).WithName("burst"),

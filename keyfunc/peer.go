@@ -7,10 +7,11 @@ import (
 	"net/netip"
 )
 
-// PeerIP keys by the address of the TCP peer, r.RemoteAddr. It is the
-// default and cannot be spoofed: safe whenever clients connect to this
-// server directly. Behind a proxy every client would share the proxy's
-// address; use [XForwardedFor], [Forwarded] or [TrustedHeader] there.
+// PeerIP keys by the address of the TCP peer, r.RemoteAddr, as the
+// middleware's default key ([core.RemoteAddrKey]) does, and cannot be
+// spoofed: safe whenever clients connect to this server directly. Behind
+// a proxy every client would share the proxy's address; use
+// [XForwardedFor], [Forwarded] or [TrustedHeader] there.
 //
 // When RemoteAddr holds no IP address (a Unix socket listener), the Func
 // fails with an error wrapping [ErrNoKey].

@@ -5,7 +5,9 @@
 //	                         enterprise-demo-key -> "enterprise" (10000, 1000/s);
 //	                         plus a daily quota per tier (two limits, taken together)
 //	POST /login              brute-force guard: 5 per minute per (account + IP), exact
-//	POST /webhooks/{source}  bursty senders: sliding window per source
+//	POST /webhooks/{source}  100 per 10 s per source, sliding window
+//	                         (no boundary burst; for bursty senders docs/algorithms.md
+//	                         recommends GCRA with a large burst)
 //	GET  /healthz            never limited
 //
 // The example servers (examples/gin, examples/echo, examples/chi,
