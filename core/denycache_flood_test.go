@@ -83,7 +83,12 @@ func TestDenyCacheBoundsStoreCallsUnderAFlood(t *testing.T) {
 	srv := redistest.Dedicated(t)
 	admin := srv.Client(t)
 	const nodes, d = 2, 1500 * time.Millisecond
-	limit := core.PerSecond(10).WithName("s") // RetryAfter after exhaustion: at most 100 ms
+	// Burst 1, so the client stays blocked even when the whole process is
+	// descheduled for a while (seen on a loaded machine: 900 ms with no
+	// request): a larger burst refills in such a pause, the client is no
+	// longer blocked, and its concurrent requests rightly reach the store.
+	// RetryAfter after exhaustion: at most 100 ms.
+	limit := core.PerSecond(10).WithBurst(1).WithName("s")
 	limiters := newFloodLimiters(t, srv, nodes, limit)
 	for _, l := range limiters { // block the client on every node first: the steady state
 		for {
