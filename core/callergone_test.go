@@ -64,7 +64,7 @@ func TestCallerGoneIsNotAStoreFailure(t *testing.T) {
 // not raise the server's 5xx rate.
 func TestMiddlewareDoesNotServeAClientThatHungUp(t *testing.T) {
 	l := newTestLimiter(t, core.WithLimits(core.PerMinute(5)))
-	mw, err := core.NewMiddleware(l, core.WithKeyFunc(func(*http.Request) (string, error) { return "client", nil }))
+	mw, err := core.NewMiddleware(l, core.HTTPKeyFunc(func(*http.Request) (string, error) { return "client", nil }))
 	require.NoError(t, err)
 	var served atomic.Int64
 	limited := mw.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }),

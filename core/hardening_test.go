@@ -160,7 +160,7 @@ func logLines(buf *bytes.Buffer) []string {
 func TestDefaultErrorLogIsSampledAndTruncated(t *testing.T) {
 	buf := captureDefaultLog(t)
 	l := MustNewLimiter(&recordingStore{}, WithLimits(PerSecond(1)))
-	m, err := NewMiddleware(l, WithKeyFunc(func(r *http.Request) (string, error) {
+	m, err := NewMiddleware(l, HTTPKeyFunc(func(r *http.Request) (string, error) {
 		return "", fmt.Errorf("no account in %q", r.URL.Path)
 	}))
 	require.NoError(t, err)

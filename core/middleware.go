@@ -54,8 +54,8 @@ type Middleware struct {
 	routeScope bool
 	deny       DenyHandler
 	onError    ErrorHandler
-	ownDeny    bool // deny set by WithDenyHandler
-	ownError   bool // onError set by WithErrorHandler
+	ownDeny    bool // deny set by HTTPDenyHandler
+	ownError   bool // onError set by HTTPErrorHandler
 	errLog     *logSampler
 	hint       *proxyHint // nil unless keyed by RemoteAddrKey, the default
 	formats    HeaderFormat
@@ -68,7 +68,7 @@ type Middleware struct {
 // together, writes the [HeadersIETF] fields and renders denials with
 // [DefaultDenyHandler] and errors with [DefaultErrorHandler]. An invalid
 // option is an error naming it.
-func NewMiddleware(l *Limiter, opts ...MiddlewareOption) (*Middleware, error) {
+func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 	if l == nil {
 		return nil, errors.New("ratelimit: middleware: limiter must not be nil")
 	}
@@ -123,7 +123,7 @@ func (o Outcome) Status() int {
 //
 // route must be the template the framework matched, never the raw path,
 // which lets a client mint a fresh quota per URL; it is used only with
-// [WithRouteScope].
+// [HTTPRouteScope].
 func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string) Outcome {
 	if m.skip != nil && m.skip(r) {
 		return Outcome{Skipped: true}
@@ -170,7 +170,7 @@ func (m *Middleware) defaultError(w http.ResponseWriter, r *http.Request, err er
 }
 
 // Renders reports whether a handler given by the user renders o: the
-// [WithErrorHandler] one for an error, the [WithDenyHandler] one for a
+// [HTTPErrorHandler] one for an error, the [HTTPDenyHandler] one for a
 // denial. Adapters of frameworks with their own error rendering (echo)
 // call [Middleware.Deny] when it does, and otherwise return the framework's
 // error for o.Status().

@@ -31,17 +31,17 @@ func TestNewMiddlewareRejectsBadOptions(t *testing.T) {
 	l := newTestLimiter(t, core.WithLimits(core.PerSecond(1)))
 	tests := []struct {
 		name string
-		opt  core.MiddlewareOption
+		opt  core.HTTPOption
 		want string
 	}{
-		{"nil key func", core.WithKeyFunc(nil), "WithKeyFunc"},
-		{"nil cost func", core.WithCostFunc(nil), "WithCostFunc"},
-		{"negative cost", core.WithCost(-1), "WithCost"},
-		{"nil skip func", core.WithSkip(nil), "WithSkip"},
-		{"nil tier func", core.WithTierFunc(nil), "WithTierFunc"},
-		{"nil deny handler", core.WithDenyHandler(nil), "WithDenyHandler"},
-		{"nil error handler", core.WithErrorHandler(nil), "WithErrorHandler"},
-		{"unknown header format", core.WithHeaders(0x10), "WithHeaders"},
+		{"nil key func", core.HTTPKeyFunc(nil), "HTTPKeyFunc"},
+		{"nil cost func", core.HTTPCostFunc(nil), "HTTPCostFunc"},
+		{"negative cost", core.HTTPCost(-1), "HTTPCost"},
+		{"nil skip func", core.HTTPSkip(nil), "HTTPSkip"},
+		{"nil tier func", core.HTTPTierFunc(nil), "HTTPTierFunc"},
+		{"nil deny handler", core.HTTPDenyHandler(nil), "HTTPDenyHandler"},
+		{"nil error handler", core.HTTPErrorHandler(nil), "HTTPErrorHandler"},
+		{"unknown header format", core.HTTPHeaders(0x10), "HTTPHeaders"},
 		{"nil clock", core.WithHeaderClock(nil), "WithHeaderClock"},
 	}
 	for _, tt := range tests {
@@ -72,7 +72,7 @@ func TestMiddlewareDecide(t *testing.T) {
 	errNoKey := errors.New("no key")
 	tests := []struct {
 		name     string
-		opts     []core.MiddlewareOption
+		opts     []core.HTTPOption
 		remote   string
 		route    string
 		want     func(t *testing.T, o core.Outcome)
@@ -89,16 +89,16 @@ func TestMiddlewareDecide(t *testing.T) {
 		},
 		{
 			name: "route scope joins the route template", remote: "192.0.2.7:5555", route: "/users/:id",
-			opts:    []core.MiddlewareOption{core.WithRouteScope()},
+			opts:    []core.HTTPOption{core.HTTPRouteScope()},
 			wantKey: "rl:{" + core.SafeIdentity(core.Identity("/users/:id", "192.0.2.7")) + "}:burst:g", wantHead: `"burst";r=2;t=1`,
 		},
 		{
-			name: "cost func", remote: "192.0.2.7:1", opts: []core.MiddlewareOption{core.WithCost(3)},
+			name: "cost func", remote: "192.0.2.7:1", opts: []core.HTTPOption{core.HTTPCost(3)},
 			wantKey: "rl:{192.0.2.7}:burst:g", wantHead: `"burst";r=0;t=3`,
 		},
 		{
 			name: "skip: no store call, no fields", remote: "192.0.2.7:1",
-			opts: []core.MiddlewareOption{core.WithSkip(func(*http.Request) bool { return true })},
+			opts: []core.HTTPOption{core.HTTPSkip(func(*http.Request) bool { return true })},
 			want: func(t *testing.T, o core.Outcome) {
 				assert.Equal(t, core.Outcome{Skipped: true}, o)
 				assert.True(t, o.Allowed())
@@ -106,7 +106,7 @@ func TestMiddlewareDecide(t *testing.T) {
 		},
 		{
 			name: "key func error", remote: "192.0.2.7:1",
-			opts: []core.MiddlewareOption{core.WithKeyFunc(func(*http.Request) (string, error) { return "", errNoKey })},
+			opts: []core.HTTPOption{core.HTTPKeyFunc(func(*http.Request) (string, error) { return "", errNoKey })},
 			want: func(t *testing.T, o core.Outcome) {
 				assert.ErrorIs(t, o.Err, errNoKey)
 				assert.False(t, o.Allowed())
@@ -119,7 +119,7 @@ func TestMiddlewareDecide(t *testing.T) {
 		},
 		{
 			name: "negative cost is an error", remote: "192.0.2.7:1",
-			opts: []core.MiddlewareOption{core.WithCostFunc(func(*http.Request) int64 { return -1 })},
+			opts: []core.HTTPOption{core.HTTPCostFunc(func(*http.Request) int64 { return -1 })},
 			want: func(t *testing.T, o core.Outcome) { assert.ErrorIs(t, o.Err, core.ErrInvalidCost) },
 		},
 	}
@@ -155,7 +155,7 @@ func TestMiddlewareTierFunc(t *testing.T) {
 	l := newTestLimiter(t,
 		core.WithTier("free", core.PerMinute(1).WithName("free")),
 		core.WithTier("pro", core.PerMinute(100).WithName("pro")))
-	mw, err := core.NewMiddleware(l, core.WithTierFunc(func(r *http.Request) string {
+	mw, err := core.NewMiddleware(l, core.HTTPTierFunc(func(r *http.Request) string {
 		if r.Header.Get("X-API-Key") == "pro-key" {
 			return "pro"
 		}
@@ -202,12 +202,12 @@ func TestMiddlewareRenders(t *testing.T) {
 	denial, failure := core.Outcome{}, core.Outcome{Err: errors.New("x")}
 	tests := []struct {
 		name                    string
-		opts                    []core.MiddlewareOption
+		opts                    []core.HTTPOption
 		wantDenial, wantFailure bool
 	}{
 		{"defaults", nil, false, false},
-		{"deny handler", []core.MiddlewareOption{core.WithDenyHandler(deny)}, true, false},
-		{"error handler", []core.MiddlewareOption{core.WithErrorHandler(fail)}, false, true},
+		{"deny handler", []core.HTTPOption{core.HTTPDenyHandler(deny)}, true, false},
+		{"error handler", []core.HTTPOption{core.HTTPErrorHandler(fail)}, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

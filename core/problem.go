@@ -101,14 +101,14 @@ func (p Problem) Write(w http.ResponseWriter) {
 }
 
 // DefaultDenyHandler is the [DenyHandler] of a [Middleware] without
-// [WithDenyHandler]: it writes [ProblemFor](res). The rate-limit fields and
+// [HTTPDenyHandler]: it writes [ProblemFor](res). The rate-limit fields and
 // Retry-After are already set when it runs.
 func DefaultDenyHandler(w http.ResponseWriter, _ *http.Request, res Result) {
 	ProblemFor(res).Write(w)
 }
 
 // DefaultErrorHandler is the [ErrorHandler] of a [Middleware] without
-// [WithErrorHandler], modelled on httputil.ReverseProxy's: it answers with
+// [HTTPErrorHandler], modelled on httputil.ReverseProxy's: it answers with
 // [ErrorStatus](err) and an about:blank problem that holds no error text,
 // and logs err with the request's method and path (both cut to 256 bytes:
 // they are the client's) on slog's default logger, at level Error (Info for

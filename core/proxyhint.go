@@ -46,7 +46,7 @@ func (h *proxyHint) observe(r *http.Request) {
 		h.headerWarned.CompareAndSwap(false, true) {
 		slog.Warn("ratelimit: requests carry X-Forwarded-For or Forwarded, but the limiter keys by the peer " +
 			"address: behind a proxy every client shares the proxy's quota. Use a keyfunc that reads the " +
-			"header from trusted proxies (keyfunc.XForwardedFor, keyfunc.Forwarded) with core.WithKeyFunc.")
+			"header from trusted proxies (keyfunc.XForwardedFor, keyfunc.Forwarded) with core.HTTPKeyFunc.")
 	}
 	if h.done.Load() {
 		return
@@ -74,7 +74,7 @@ func (h *proxyHint) count(a netip.Addr) {
 	if h.private*10 >= h.seen*9 && len(h.peers) <= proxyHintPeers {
 		slog.Warn("ratelimit: most requests come from a handful of private addresses: the server is likely "+
 			"behind a proxy or load balancer, and every client shares its quota. Configure trusted proxies "+
-			"(keyfunc.XForwardedFor with their prefixes) with core.WithKeyFunc.",
+			"(keyfunc.XForwardedFor with their prefixes) with core.HTTPKeyFunc.",
 			slog.Int("requests", h.seen), slog.Int("private", h.private), slog.Int("addresses", len(h.peers)))
 	}
 }

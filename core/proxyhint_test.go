@@ -17,7 +17,7 @@ import (
 func TestMiddlewareWarnsWhenRequestsLookProxied(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    []MiddlewareOption
+		opts    []HTTPOption
 		request func(i int) *http.Request
 		warning string // "" means no warning at all
 	}{
@@ -35,7 +35,7 @@ func TestMiddlewareWarnsWhenRequestsLookProxied(t *testing.T) {
 		{"many private peers (an intranet)", nil, func(i int) *http.Request {
 			return clientRequest(fmt.Sprintf("10.0.%d.%d:4000", i/200, i%200))
 		}, ""},
-		{"own key function", []MiddlewareOption{WithKeyFunc(RemoteAddrKey)}, func(i int) *http.Request {
+		{"own key function", []HTTPOption{HTTPKeyFunc(RemoteAddrKey)}, func(i int) *http.Request {
 			r := clientRequest("10.0.0.1:4000")
 			r.Header.Set("X-Forwarded-For", "198.51.100.7")
 			return r

@@ -1,7 +1,7 @@
 // Package ratelimitchi plugs a [core.Limiter] into chi.
 //
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [core.Middleware] and is configured with core's MiddlewareOptions; this
+// in [core.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies chi's route pattern of a request.
 package ratelimitchi
 
@@ -26,7 +26,7 @@ import (
 //	r.With(ratelimitchi.New(loginLimiter)).Post("/login", login) // one route
 //
 // The route template is the full chi pattern of the request
-// ("/api/users/{id}"), used with core.WithRouteScope. chi runs r.Use
+// ("/api/users/{id}"), used with core.HTTPRouteScope. chi runs r.Use
 // middleware before it routes, when the pattern is not known yet, so New
 // looks it up in the router tree (chi's Routes.Find from the top router)
 // instead of reading RouteContext.RoutePattern; the result is the same
@@ -35,7 +35,7 @@ import (
 //
 // New panics if l is nil or an option is invalid: configuration errors show
 // at start-up.
-func New(l *core.Limiter, opts ...core.MiddlewareOption) func(http.Handler) http.Handler {
+func New(l *core.Limiter, opts ...core.HTTPOption) func(http.Handler) http.Handler {
 	mw, err := core.NewMiddleware(l, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimitchi.New: %v", err))

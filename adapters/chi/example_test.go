@@ -27,7 +27,7 @@ func Example() {
 	}
 
 	r := chi.NewRouter()
-	r.Use(ratelimitchi.New(limiter, core.WithRouteScope()))
+	r.Use(ratelimitchi.New(limiter, core.HTTPRouteScope()))
 	ok := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") }
 	r.Get("/users/{id}", ok)
 	r.Get("/orders/{id}", ok)

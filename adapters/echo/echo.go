@@ -1,7 +1,7 @@
 // Package ratelimitecho plugs a [core.Limiter] into echo.
 //
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [core.Middleware] and is configured with core's MiddlewareOptions; this
+// in [core.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies echo's route template, c.Path(), and turns a denial
 // into an *echo.HTTPError.
 package ratelimitecho
@@ -26,7 +26,7 @@ import (
 //
 // Register it with Use, not Pre: the route template is c.Path()
 // ("/users/:id"), known once echo has routed; it is used with
-// core.WithRouteScope. echo's path parameters are copied into the
+// core.HTTPRouteScope. echo's path parameters are copied into the
 // request's path values, so keyfunc.PathValue reads them as it does with
 // ServeMux and chi.
 //
@@ -35,10 +35,10 @@ import (
 // cost can never fit; 503 when the limiter fails closed) for the app's
 // HTTPErrorHandler to render; a request that cannot be limited (its key
 // function failed) returns a 500 *echo.HTTPError whose Internal error holds
-// the cause. core.WithDenyHandler and core.WithErrorHandler render those
+// the cause. core.HTTPDenyHandler and core.HTTPErrorHandler render those
 // responses themselves instead. New panics if l is nil or an option is
 // invalid: configuration errors show at start-up.
-func New(l *core.Limiter, opts ...core.MiddlewareOption) echo.MiddlewareFunc {
+func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 	mw, err := core.NewMiddleware(l, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimitecho.New: %v", err))

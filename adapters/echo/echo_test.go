@@ -21,7 +21,7 @@ func ok(c echo.Context) error { return c.String(http.StatusOK, "ok") }
 
 func TestScenarios(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Router{
-		New: func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler {
+		New: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
 			e := echo.New()
 			e.Use(ratelimitecho.New(l, opts...))
 			e.GET("/hello", ok)
@@ -29,7 +29,7 @@ func TestScenarios(t *testing.T) {
 			e.GET("/healthz", ok)
 			return e
 		},
-		PerRoute: func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler {
+		PerRoute: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
 			e := echo.New()
 			e.GET("/items/:id", ok, ratelimitecho.New(l, opts...))
 			return e

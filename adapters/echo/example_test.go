@@ -60,7 +60,7 @@ func Example_denyHandler() {
 	}
 
 	e := echo.New()
-	e.Use(ratelimitecho.New(limiter, core.WithDenyHandler(core.DefaultDenyHandler)))
+	e.Use(ratelimitecho.New(limiter, core.HTTPDenyHandler(core.DefaultDenyHandler)))
 	e.GET("/hello", func(c echo.Context) error { return c.String(http.StatusOK, "hello") })
 
 	for range 2 {

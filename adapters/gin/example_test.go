@@ -54,8 +54,8 @@ func Example_perRoute() {
 
 	r := gin.New()
 	r.Use(ratelimitgin.New(limiter,
-		core.WithRouteScope(),
-		core.WithSkip(func(r *http.Request) bool { return r.URL.Path == "/healthz" })))
+		core.HTTPRouteScope(),
+		core.HTTPSkip(func(r *http.Request) bool { return r.URL.Path == "/healthz" })))
 	ok := func(c *gin.Context) { c.String(http.StatusOK, "ok") }
 	r.GET("/users/:id", ok)
 	r.GET("/orders/:id", ok)

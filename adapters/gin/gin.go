@@ -1,7 +1,7 @@
 // Package ratelimitgin plugs a [core.Limiter] into gin.
 //
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [core.Middleware] and is configured with core's MiddlewareOptions; this
+// in [core.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies gin's route template, c.FullPath(), and stops the
 // chain with c.Abort on a denial.
 package ratelimitgin
@@ -24,7 +24,7 @@ import (
 //	r.POST("/login", ratelimitgin.New(loginLimiter), login) // one route
 //
 // The route template is c.FullPath() ("/users/:id", empty for unmatched
-// requests), used with core.WithRouteScope. The default key is the TCP
+// requests), used with core.HTTPRouteScope. The default key is the TCP
 // peer address (core.RemoteAddrKey), independent of gin's ClientIP and its
 // trusted-proxy settings; use a keyfunc extractor behind a proxy. gin's
 // path parameters are copied into the request's path values, so
@@ -34,7 +34,7 @@ import (
 // response (by default a problem+json 429), and the chain is aborted. New
 // panics if l is nil or an option is invalid: configuration errors show at
 // start-up, as with core.MustNewLimiter.
-func New(l *core.Limiter, opts ...core.MiddlewareOption) gin.HandlerFunc {
+func New(l *core.Limiter, opts ...core.HTTPOption) gin.HandlerFunc {
 	mw, err := core.NewMiddleware(l, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimitgin.New: %v", err))

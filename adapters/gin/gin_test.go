@@ -26,7 +26,7 @@ func ok(c *gin.Context) { c.String(http.StatusOK, "ok") }
 
 func TestScenarios(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Router{
-		New: func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler {
+		New: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
 			r := gin.New()
 			r.Use(ratelimitgin.New(l, opts...))
 			r.GET("/hello", ok)
@@ -34,7 +34,7 @@ func TestScenarios(t *testing.T) {
 			r.GET("/healthz", ok)
 			return r
 		},
-		PerRoute: func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler {
+		PerRoute: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
 			r := gin.New()
 			r.GET("/items/:id", ratelimitgin.New(l, opts...), ok)
 			return r

@@ -16,7 +16,7 @@ import (
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
-// TestKeyfuncPlugsIn shows a keyfunc.Func passed to core.WithKeyFunc as
+// TestKeyfuncPlugsIn shows a keyfunc.Func passed to core.HTTPKeyFunc as
 // is: behind a trusted proxy, clients are told apart by X-Forwarded-For.
 func TestKeyfuncPlugsIn(t *testing.T) {
 	store, err := memstore.New(memstore.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
@@ -24,7 +24,7 @@ func TestKeyfuncPlugsIn(t *testing.T) {
 	l, err := core.NewLimiter(store, core.WithLimits(core.PerMinute(1)))
 	require.NoError(t, err)
 	xff := keyfunc.Must(keyfunc.XForwardedFor([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}))
-	h := ratelimithttp.Handler(newMux(), l, core.WithKeyFunc(xff))
+	h := ratelimithttp.Handler(newMux(), l, core.HTTPKeyFunc(xff))
 
 	tests := []struct {
 		client string

@@ -1,7 +1,7 @@
 // Package ratelimithttp plugs a [core.Limiter] into net/http.
 //
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [core.Middleware] and is configured with core's MiddlewareOptions; this
+// in [core.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies the http.ServeMux pattern of a request.
 package ratelimithttp
 
@@ -24,12 +24,12 @@ import (
 // when it routes a request. Wrapped around a single route, as above, the
 // pattern is known ("GET /users/{id}"). Wrapped around the whole mux, the
 // request has not been routed yet and r.Pattern is empty: all routes share
-// the route "", which is fine without core.WithRouteScope; with it, use
+// the route "", which is fine without core.HTTPRouteScope; with it, use
 // [Handler], which asks the mux for the pattern first.
 //
 // New panics if l is nil or an option is invalid: configuration errors show
 // at start-up.
-func New(l *core.Limiter, opts ...core.MiddlewareOption) func(http.Handler) http.Handler {
+func New(l *core.Limiter, opts ...core.HTTPOption) func(http.Handler) http.Handler {
 	mw := mustMiddleware("New", l, opts)
 	return func(next http.Handler) http.Handler {
 		return mw.Handler(next, func(r *http.Request) string { return r.Pattern })
@@ -45,14 +45,14 @@ type Mux interface {
 
 // Handler returns mux limited by l, with the route template of each request
 // taken from mux.Handler(r) before the request is served, so that
-// core.WithRouteScope works for every route of the mux:
+// core.HTTPRouteScope works for every route of the mux:
 //
-//	srv := &http.Server{Handler: ratelimithttp.Handler(mux, limiter, core.WithRouteScope())}
+//	srv := &http.Server{Handler: ratelimithttp.Handler(mux, limiter, core.HTTPRouteScope())}
 //
 // Unmatched requests have the pattern "". The mux matches each request
 // twice (here and when serving it). Handler panics if l is nil or an option
 // is invalid.
-func Handler(mux Mux, l *core.Limiter, opts ...core.MiddlewareOption) http.Handler {
+func Handler(mux Mux, l *core.Limiter, opts ...core.HTTPOption) http.Handler {
 	mw := mustMiddleware("Handler", l, opts)
 	return mw.Handler(mux, func(r *http.Request) string {
 		_, pattern := mux.Handler(r)
@@ -60,7 +60,7 @@ func Handler(mux Mux, l *core.Limiter, opts ...core.MiddlewareOption) http.Handl
 	})
 }
 
-func mustMiddleware(fn string, l *core.Limiter, opts []core.MiddlewareOption) *core.Middleware {
+func mustMiddleware(fn string, l *core.Limiter, opts []core.HTTPOption) *core.Middleware {
 	mw, err := core.NewMiddleware(l, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimithttp.%s: %v", fn, err))

@@ -138,10 +138,10 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 	r := chi.NewRouter()
 	r.Get("/healthz", healthz)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	r.With(ratelimitchi.New(api, core.WithKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.WithTierFunc(tierOf))).
+	r.With(ratelimitchi.New(api, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.HTTPTierFunc(tierOf))).
 		Get("/api/hello", hello)
-	r.With(ratelimitchi.New(login, core.WithKeyFunc(keyfunc.Composite(account, ip)))).Post("/login", signIn)
-	r.With(ratelimitchi.New(hook, core.WithKeyFunc(keyfunc.PathValue("source")))).Post("/webhooks/{source}", webhook)
+	r.With(ratelimitchi.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)))).Post("/login", signIn)
+	r.With(ratelimitchi.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source")))).Post("/webhooks/{source}", webhook)
 	return r, nil
 }
 

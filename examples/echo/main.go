@@ -137,20 +137,20 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 	e := echo.New()
 	// The core problem+json body on denials, as the other frameworks send;
 	// without it echo's HTTPErrorHandler renders the 429.
-	deny := core.WithDenyHandler(core.DefaultDenyHandler)
+	deny := core.HTTPDenyHandler(core.DefaultDenyHandler)
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, echo.Map{"status": "ok"}) })
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	e.GET("/api/hello", func(c echo.Context) error { return c.JSON(http.StatusOK, echo.Map{"message": "hello"}) },
-		ratelimitecho.New(api, core.WithKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.WithTierFunc(tierOf), deny))
+		ratelimitecho.New(api, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.HTTPTierFunc(tierOf), deny))
 	e.POST("/login", func(c echo.Context) error {
 		if c.FormValue("account") == "alice" && c.FormValue("password") == "correct-horse-battery-staple" { // your real check
 			return c.JSON(http.StatusOK, echo.Map{"message": "welcome"})
 		}
 		return c.JSON(http.StatusUnauthorized, echo.Map{"error": "wrong account or password"})
-	}, ratelimitecho.New(login, core.WithKeyFunc(keyfunc.Composite(account, ip)), deny))
+	}, ratelimitecho.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), deny))
 	e.POST("/webhooks/:source", func(c echo.Context) error {
 		return c.JSON(http.StatusAccepted, echo.Map{"received_from": c.Param("source")})
-	}, ratelimitecho.New(hook, core.WithKeyFunc(keyfunc.PathValue("source")), deny))
+	}, ratelimitecho.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source")), deny))
 	return e, nil
 }
 

@@ -138,16 +138,16 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 	r := gin.New()
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
-	r.GET("/api/hello", ratelimitgin.New(api, core.WithKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.WithTierFunc(tierOf)),
+	r.GET("/api/hello", ratelimitgin.New(api, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.HTTPTierFunc(tierOf)),
 		func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"message": "hello"}) })
-	r.POST("/login", ratelimitgin.New(login, core.WithKeyFunc(keyfunc.Composite(account, ip))), func(c *gin.Context) {
+	r.POST("/login", ratelimitgin.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip))), func(c *gin.Context) {
 		if c.PostForm("account") == "alice" && c.PostForm("password") == "correct-horse-battery-staple" { // your real check
 			c.JSON(http.StatusOK, gin.H{"message": "welcome"})
 			return
 		}
 		c.JSON(http.StatusUnauthorized, gin.H{"error": "wrong account or password"})
 	})
-	r.POST("/webhooks/:source", ratelimitgin.New(hook, core.WithKeyFunc(keyfunc.PathValue("source"))),
+	r.POST("/webhooks/:source", ratelimitgin.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source"))),
 		func(c *gin.Context) { c.JSON(http.StatusAccepted, gin.H{"received_from": c.Param("source")}) })
 	return r, nil
 }

@@ -39,8 +39,8 @@ func LoginGuard(store, fallback core.Store, ip keyfunc.Func, nodes int) (func(ht
 		return nil, err
 	}
 
-	byAccount := ratelimithttp.New(perAccount, core.WithKeyFunc(keyfunc.Composite(account, ip)))
-	byAddress := ratelimithttp.New(perAddress, core.WithKeyFunc(ip))
+	byAccount := ratelimithttp.New(perAccount, core.HTTPKeyFunc(keyfunc.Composite(account, ip)))
+	byAddress := ratelimithttp.New(perAddress, core.HTTPKeyFunc(ip))
 	// The address is charged first: an attempt the account limit denies
 	// still counts against the address.
 	return func(next http.Handler) http.Handler { return byAddress(byAccount(next)) }, nil

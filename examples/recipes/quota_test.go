@@ -24,7 +24,7 @@ func ExampleQuotaLimiter() {
 		panic(err)
 	}
 	customer := keyfunc.Must(keyfunc.Header("X-API-Key")) // or keyfunc.ContextValue after authentication
-	h := ratelimithttp.New(limiter, core.WithKeyFunc(customer))(ok)
+	h := ratelimithttp.New(limiter, core.HTTPKeyFunc(customer))(ok)
 	request := func() *http.Request {
 		r := httptest.NewRequest(http.MethodGet, "/reports", nil)
 		r.Header.Set("X-API-Key", "key-of-acme")

@@ -25,8 +25,8 @@ func TieredAPI(store core.Store, plans *PlanCache, ip keyfunc.Func) (func(http.H
 		return nil, err
 	}
 	return ratelimithttp.New(limiter,
-		core.WithKeyFunc(keyfunc.FirstOf(plans.Key, ip)), // an invented key mints no quota
-		core.WithTierFunc(plans.Tier),                    // "" (no or unknown key): the default tier
+		core.HTTPKeyFunc(keyfunc.FirstOf(plans.Key, ip)), // an invented key mints no quota
+		core.HTTPTierFunc(plans.Tier),                    // "" (no or unknown key): the default tier
 	), nil
 }
 

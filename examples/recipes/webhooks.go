@@ -30,8 +30,8 @@ func Webhooks(store core.Store) (func(http.Handler) http.Handler, error) {
 		return nil, err
 	}
 	return ratelimithttp.New(limiter,
-		core.WithKeyFunc(keyfunc.PathValue("source")), // or keyfunc.Header("X-Sender-Id")
-		core.WithCostFunc(eventCount),
+		core.HTTPKeyFunc(keyfunc.PathValue("source")), // or keyfunc.Header("X-Sender-Id")
+		core.HTTPCostFunc(eventCount),
 	), nil
 }
 

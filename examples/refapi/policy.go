@@ -57,7 +57,7 @@ func Tiers() []core.Tier {
 // options each is mounted with.
 type Policy struct {
 	API, Login, Webhook                      *core.Limiter
-	APIOptions, LoginOptions, WebhookOptions []core.MiddlewareOption
+	APIOptions, LoginOptions, WebhookOptions []core.HTTPOption
 }
 
 // Config says how the reference API identifies clients.
@@ -78,12 +78,12 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 		return nil, err
 	}
 	p := &Policy{
-		APIOptions: []core.MiddlewareOption{
-			core.WithKeyFunc(keyfunc.FirstOf(knownAPIKey, ip)),
-			core.WithTierFunc(tierOf),
+		APIOptions: []core.HTTPOption{
+			core.HTTPKeyFunc(keyfunc.FirstOf(knownAPIKey, ip)),
+			core.HTTPTierFunc(tierOf),
 		},
-		LoginOptions:   []core.MiddlewareOption{core.WithKeyFunc(keyfunc.Composite(account, ip))},
-		WebhookOptions: []core.MiddlewareOption{core.WithKeyFunc(keyfunc.PathValue("source"))},
+		LoginOptions:   []core.HTTPOption{core.HTTPKeyFunc(keyfunc.Composite(account, ip))},
+		WebhookOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.PathValue("source"))},
 	}
 	// Distinct prefixes: the three limiters never count against each other.
 	if p.API, err = core.NewLimiter(store, core.WithPrefix("rl:api"), core.WithTiers(Tiers()...)); err != nil {

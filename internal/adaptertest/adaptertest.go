@@ -38,7 +38,7 @@ type Router struct {
 	//	GET /healthz
 	//
 	// and the framework's own 404 for anything else.
-	New func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler
+	New func(l *core.Limiter, opts ...core.HTTPOption) http.Handler
 	// UsersRoute is the template the framework reports for the users
 	// route: "/users/:id", "/users/{id}", "GET /users/{id}".
 	UsersRoute string
@@ -46,7 +46,7 @@ type Router struct {
 	// (in the framework's syntax) with the adapter built from l and opts
 	// mounted on that route only, the way the examples mount the webhook
 	// limiter.
-	PerRoute func(l *core.Limiter, opts ...core.MiddlewareOption) http.Handler
+	PerRoute func(l *core.Limiter, opts ...core.HTTPOption) http.Handler
 	// OwnErrorBodies is set when, without a deny or error handler, the
 	// framework's error handler renders denials and errors (echo), so the
 	// body is not the core problem document.
@@ -102,7 +102,7 @@ type limitItem struct {
 type scenario struct {
 	name   string
 	limits []core.Option
-	opts   []core.MiddlewareOption
+	opts   []core.HTTPOption
 	store  func(core.Store) core.Store // wraps the memstore, when set
 	steps  []step
 }
@@ -141,7 +141,7 @@ func runPathValue(t *testing.T, rt Router) {
 	l := newLimiter(t, func(s core.Store) core.Store { rec.Store = s; return rec }, core.WithLimits(limit))
 
 	w := httptest.NewRecorder()
-	rt.PerRoute(l, core.WithKeyFunc(keyfunc.PathValue("id"))).ServeHTTP(w, newRequest(step{path: "/items/7", client: alice}))
+	rt.PerRoute(l, core.HTTPKeyFunc(keyfunc.PathValue("id"))).ServeHTTP(w, newRequest(step{path: "/items/7", client: alice}))
 
 	assert.Equal(t, http.StatusOK, w.Code)
 	kb, err := core.NewKeyBuilder(core.DefaultPrefix)
@@ -285,17 +285,17 @@ func runRouteKey(t *testing.T, rt Router) {
 }
 
 // CheckRoute builds a handler with build, mounting the adapter with
-// core.WithRouteScope over a recording store, serves GET path and checks
+// core.HTTPRouteScope over a recording store, serves GET path and checks
 // that the store was asked for the key of the route template wantRoute: the
 // proof that the adapter reported that template for the request.
-func CheckRoute(t *testing.T, build func(*core.Limiter, ...core.MiddlewareOption) http.Handler, path, wantRoute string) {
+func CheckRoute(t *testing.T, build func(*core.Limiter, ...core.HTTPOption) http.Handler, path, wantRoute string) {
 	t.Helper()
 	rec := &recordingStore{}
 	limit := core.PerMinute(5).WithName("api")
 	l := newLimiter(t, func(s core.Store) core.Store { rec.Store = s; return rec }, core.WithLimits(limit))
 
 	w := httptest.NewRecorder()
-	build(l, core.WithRouteScope()).ServeHTTP(w, newRequest(step{path: path, client: alice}))
+	build(l, core.HTTPRouteScope()).ServeHTTP(w, newRequest(step{path: path, client: alice}))
 
 	kb, err := core.NewKeyBuilder(core.DefaultPrefix)
 	require.NoError(t, err)

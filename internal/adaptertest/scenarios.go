@@ -41,7 +41,7 @@ func scenarios() []scenario {
 				core.WithTier("free", core.PerMinute(1).WithName("free")),
 				core.WithTier("pro", core.PerMinute(3).WithName("pro")),
 			},
-			opts: []core.MiddlewareOption{core.WithTierFunc(tierFromAPIKey)},
+			opts: []core.HTTPOption{core.HTTPTierFunc(tierFromAPIKey)},
 			steps: []step{
 				{path: "/hello", client: alice, status: 200, policy: []policyItem{{"free", 1, 60}}, limit: &limitItem{"free", 0, 60}},
 				{path: "/hello", client: alice, status: 429, policy: []policyItem{{"free", 1, 60}}, limit: &limitItem{"free", 0, 60},
@@ -57,7 +57,7 @@ func scenarios() []scenario {
 		{
 			name:   "with route scope each route template has its own quota; raw paths mint none",
 			limits: api1,
-			opts:   []core.MiddlewareOption{core.WithRouteScope()},
+			opts:   []core.HTTPOption{core.HTTPRouteScope()},
 			steps: []step{
 				{path: "/users/1", client: alice, status: 200, policy: apiPolicy, limit: &limitItem{"api", 0, 60}},
 				{path: "/users/2", client: alice, status: 429, policy: apiPolicy, limit: &limitItem{"api", 0, 60},
@@ -79,7 +79,7 @@ func scenarios() []scenario {
 		{
 			name:   "a request costs what the cost func says; one that can never fit gets 413",
 			limits: []core.Option{core.WithLimits(core.PerMinute(5).WithName("api"))},
-			opts:   []core.MiddlewareOption{core.WithCostFunc(costFromHeader)},
+			opts:   []core.HTTPOption{core.HTTPCostFunc(costFromHeader)},
 			steps: []step{
 				{path: "/hello", client: alice, cost: 3, status: 200, policy: []policyItem{{"api", 5, 60}}, limit: &limitItem{"api", 2, 36}},
 				{path: "/hello", client: alice, cost: 3, status: 429, policy: []policyItem{{"api", 5, 60}}, limit: &limitItem{"api", 2, 12},
@@ -92,7 +92,7 @@ func scenarios() []scenario {
 		{
 			name:   "skipped requests bypass the limiter and carry no fields",
 			limits: api1,
-			opts:   []core.MiddlewareOption{core.WithSkip(func(r *http.Request) bool { return r.URL.Path == "/healthz" })},
+			opts:   []core.HTTPOption{core.HTTPSkip(func(r *http.Request) bool { return r.URL.Path == "/healthz" })},
 			steps: []step{
 				{path: "/healthz", client: alice, status: 200, body: "ok"},
 				{path: "/healthz", client: alice, status: 200, body: "ok"},
@@ -104,25 +104,25 @@ func scenarios() []scenario {
 		{
 			name:   "a key func error goes to the error handler",
 			limits: api1,
-			opts:   []core.MiddlewareOption{core.WithKeyFunc(failingKey), core.WithErrorHandler(reportKeyError)},
+			opts:   []core.HTTPOption{core.HTTPKeyFunc(failingKey), core.HTTPErrorHandler(reportKeyError)},
 			steps:  []step{{path: "/hello", client: alice, status: 500, body: "handled: true"}},
 		},
 		{
 			name:   "a key func error gets a 500 without internal text by default",
 			limits: api1,
-			opts:   []core.MiddlewareOption{core.WithKeyFunc(failingKey)},
+			opts:   []core.HTTPOption{core.HTTPKeyFunc(failingKey)},
 			steps:  []step{{path: "/hello", client: alice, status: 500, problem: "about:blank", noSecrets: true}},
 		},
 		{
 			name:   "a request without what it is keyed by is the client's error: 400, not 500",
 			limits: api1,
-			opts:   []core.MiddlewareOption{core.WithKeyFunc(keyfunc.Must(keyfunc.Header("X-Account")))},
+			opts:   []core.HTTPOption{core.HTTPKeyFunc(keyfunc.Must(keyfunc.Header("X-Account")))},
 			steps:  []step{{path: "/hello", client: alice, status: 400, problem: "about:blank", noSecrets: true}},
 		},
 		{
 			name:   "a deny handler renders denials",
 			limits: api1,
-			opts:   []core.MiddlewareOption{core.WithDenyHandler(denyWithName)},
+			opts:   []core.HTTPOption{core.HTTPDenyHandler(denyWithName)},
 			steps: []step{
 				{path: "/hello", client: alice, status: 200, body: "ok", policy: apiPolicy, limit: &limitItem{"api", 0, 60}},
 				{path: "/hello", client: alice, status: 429, body: "denied by api", policy: apiPolicy, limit: &limitItem{"api", 0, 60}, retry: "60"},
