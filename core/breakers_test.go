@@ -46,7 +46,8 @@ func TestBreakerPerShard(t *testing.T) {
 	clock := newManualClock()
 	store := &shardedStore{down: map[string]bool{}}
 	obs := &recordingObserver{}
-	l := MustNewLimiter(store, WithLimits(PerSecond(1000)), WithClock(clock.Now), WithObserver(obs),
+	store.now = clock.Now // the limiter follows its store's clock
+	l := MustNewLimiter(store, WithLimits(PerSecond(1000)), WithObserver(obs),
 		WithBreaker(BreakerConfig{Failures: 2, OpenFor: time.Second}))
 	ctx := context.Background()
 	allow := func(id string) Result {
@@ -77,7 +78,8 @@ func TestBreakerOfAnIdleShardIsDropped(t *testing.T) {
 	clock := newManualClock()
 	store := &shardedStore{down: map[string]bool{"a": true}}
 	obs := &recordingObserver{}
-	l := MustNewLimiter(store, WithLimits(PerSecond(1000)), WithClock(clock.Now), WithObserver(obs),
+	store.now = clock.Now // the limiter follows its store's clock
+	l := MustNewLimiter(store, WithLimits(PerSecond(1000)), WithObserver(obs),
 		WithBreaker(BreakerConfig{Failures: 1, OpenFor: time.Second}))
 	ctx := context.Background()
 

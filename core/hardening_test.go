@@ -45,7 +45,8 @@ func TestDenyCacheWaiterWhoseCallerIsGone(t *testing.T) {
 	clock := newManualClock()
 	store := &gateStore{recordingStore: recordingStore{deny: map[string]bool{"s": true}},
 		gate: make(chan struct{}), entered: make(chan struct{}, 1)}
-	l := MustNewLimiter(store, WithLimits(PerSecond(10).WithName("s")), WithDenyCache(10), WithClock(clock.Now))
+	store.now = clock.Now // the limiter follows its store's clock
+	l := MustNewLimiter(store, WithLimits(PerSecond(10).WithName("s")), WithDenyCache(10))
 	ctx := context.Background()
 	res, err := l.Allow(ctx, "a")
 	require.NoError(t, err)
@@ -82,7 +83,8 @@ func TestDenyCacheWaiterWhoseCallerIsGone(t *testing.T) {
 func TestDenyCacheDoesNotAnswerACostThatCanNeverFit(t *testing.T) {
 	clock := newManualClock()
 	store := &recordingStore{deny: map[string]bool{"s": true}}
-	l := MustNewLimiter(&capacityStore{store}, WithLimits(PerSecond(5).WithName("s")), WithDenyCache(10), WithClock(clock.Now))
+	store.now = clock.Now // the limiter follows its store's clock
+	l := MustNewLimiter(&capacityStore{store}, WithLimits(PerSecond(5).WithName("s")), WithDenyCache(10))
 	ctx := context.Background()
 	res, err := l.Allow(ctx, "a")
 	require.NoError(t, err)
@@ -102,6 +104,8 @@ func TestDenyCacheDoesNotAnswerACostThatCanNeverFit(t *testing.T) {
 // capacityStore answers CostTooHigh for a cost above a limit's capacity,
 // as every real store does, and asks next otherwise.
 type capacityStore struct{ next *recordingStore }
+
+func (s *capacityStore) Clock() func() time.Time { return s.next.Clock() }
 
 func (s *capacityStore) Take(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error) {
 	ds, err := s.next.Take(ctx, dst, keys, limits, cost)

@@ -43,8 +43,8 @@ type Limiter struct {
 	fallback  Store
 	observers []Observer
 	shadow    bool
-	local     bool // the store is NonBlocking
-	now       clockFunc
+	local     bool      // the store is NonBlocking
+	now       clockFunc // the store's clock (Clocked), or time.Now
 }
 
 // A Request is one request of a client to be limited.
@@ -73,7 +73,7 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: store must not be nil")
 	}
-	c := config{prefix: DefaultPrefix, now: time.Now, timeout: DefaultTimeout, denyCache: DefaultDenyCacheSize}
+	c := config{prefix: DefaultPrefix, timeout: DefaultTimeout, denyCache: DefaultDenyCacheSize}
 	for _, opt := range opts {
 		if err := opt(&c); err != nil {
 			return nil, err
@@ -88,17 +88,17 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	l := &Limiter{
 		store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)),
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
-		shadow: c.shadow, now: c.now,
+		shadow: c.shadow, now: storeClock(store),
 	}
 	_, l.local = store.(NonBlocking)
 	if err := l.addPlans(c); err != nil {
 		return nil, err
 	}
 	if c.resolver != nil {
-		l.tiers = newTierCache(c.resolver, c.cacheTTL, c.cacheSize, c.now)
+		l.tiers = newTierCache(c.resolver, c.cacheTTL, c.cacheSize, l.now)
 	}
 	if cfg, on := c.breakerConfig(l.local); on {
-		l.breakers = newBreakers(cfg, c.now, l.breakerChanged)
+		l.breakers = newBreakers(cfg, l.now, l.breakerChanged)
 	}
 	if c.denyCache > 0 {
 		l.denied = newDenyCache(c.denyCache)

@@ -20,8 +20,12 @@ type recordingStore struct {
 	mu    sync.Mutex
 	calls []recordedCall
 	err   error
-	deny  map[string]bool // limit name -> deny
+	deny  map[string]bool  // limit name -> deny
+	now   func() time.Time // the store's clock (Clocked), nil for none
 }
+
+// Clock implements Clocked: the limiter's caches follow the store's clock.
+func (s *recordingStore) Clock() func() time.Time { return s.now }
 
 type recordedCall struct {
 	keys   []string
@@ -181,8 +185,8 @@ func TestTierResolverAnswersAreCachedForTheirTTL(t *testing.T) {
 		calls++
 		return "pro", nil
 	}
-	l := MustNewLimiter(&recordingStore{}, WithTiers(RecipeTiers()...),
-		WithTierResolver(resolve, time.Minute, 10), WithClock(func() time.Time { return now }))
+	l := MustNewLimiter(&recordingStore{now: func() time.Time { return now }}, WithTiers(RecipeTiers()...),
+		WithTierResolver(resolve, time.Minute, 10))
 	ctx := context.Background()
 
 	for range 3 {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 )
 
 // A KeyFunc returns the identity of the client that sent r ([Request]'s
@@ -59,7 +58,7 @@ type Middleware struct {
 	errLog     *logSampler
 	hint       *proxyHint // nil unless keyed by RemoteAddrKey, the default
 	formats    HeaderFormat
-	now        func() time.Time
+	now        clockFunc // the limiter's: its store's clock, or time.Now
 }
 
 // NewMiddleware returns a Middleware over l configured by opts. Without
@@ -73,7 +72,7 @@ func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 		return nil, errors.New("ratelimit: middleware: limiter must not be nil")
 	}
 	m := &Middleware{limiter: l, key: RemoteAddrKey, deny: DefaultDenyHandler,
-		errLog: newLogSampler(nil), formats: HeadersIETF, now: time.Now}
+		errLog: newLogSampler(nil), formats: HeadersIETF, now: l.now}
 	m.onError = m.defaultError
 	m.hint = newProxyHint()
 	for _, opt := range opts {

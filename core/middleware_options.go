@@ -3,7 +3,6 @@ package core
 import (
 	"fmt"
 	"net/http"
-	"time"
 )
 
 // A HTTPOption configures a [Middleware] at construction
@@ -118,18 +117,6 @@ func HTTPHeaders(f HeaderFormat) HTTPOption {
 			return fmt.Errorf("ratelimit: HTTPHeaders: unknown header format %d", uint8(f))
 		}
 		m.formats = f
-		return nil
-	}
-}
-
-// WithHeaderClock sets the clock of the epoch X-RateLimit-Reset (default
-// time.Now). For tests; every other field is a delay.
-func WithHeaderClock(now func() time.Time) HTTPOption {
-	return func(m *Middleware) error {
-		if now == nil {
-			return fmt.Errorf("ratelimit: WithHeaderClock: clock must not be nil")
-		}
-		m.now = now
 		return nil
 	}
 }

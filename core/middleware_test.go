@@ -42,7 +42,6 @@ func TestNewMiddlewareRejectsBadOptions(t *testing.T) {
 		{"nil deny handler", core.HTTPDenyHandler(nil), "HTTPDenyHandler"},
 		{"nil error handler", core.HTTPErrorHandler(nil), "HTTPErrorHandler"},
 		{"unknown header format", core.HTTPHeaders(0x10), "HTTPHeaders"},
-		{"nil clock", core.WithHeaderClock(nil), "WithHeaderClock"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

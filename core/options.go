@@ -34,7 +34,6 @@ type config struct {
 	cacheTTL    time.Duration
 	cacheSize   int
 	failure     FailureMode
-	now         clockFunc
 	timeout     time.Duration
 	breaker     *BreakerConfig // set by WithBreaker
 	noBreaker   bool           // set by WithoutBreaker
@@ -140,18 +139,6 @@ func WithFailureMode(m FailureMode) Option {
 	}
 }
 
-// WithClock sets the limiter's own clock, used for its caches (never for
-// the rate arithmetic, which belongs to the store). For tests.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) error {
-		if now == nil {
-			return fmt.Errorf("ratelimit: clock must not be nil")
-		}
-		c.now = now
-		return nil
-	}
-}
-
 // WithTimeout bounds every store call (default [DefaultTimeout]). The store
 // must honour context deadlines: see core/redisstore for the go-redis
 // settings that make it do so.
@@ -226,6 +213,11 @@ func WithDenyCache(size int) Option {
 // Each limit's Rate and Burst are divided by nodes (the number of app nodes
 // sharing the primary store, at least 1), rounded up, so the fleet as a
 // whole stays near the configured limits while the primary is down.
+//
+// The fallback decides with its own clock; the limiter's deny cache,
+// tier cache and breaker follow the primary store's ([Clocked]). A test
+// with a fake clock gives it to both stores. Fallback decisions are
+// degraded and never enter the deny cache, so the two clocks never meet.
 func WithFallback(local Store, nodes int) Option {
 	return func(c *config) error {
 		if local == nil {

@@ -85,7 +85,8 @@ func TestBreakerConfigValidation(t *testing.T) {
 func TestLimiterBreakerSkipsTheStoreWhileOpen(t *testing.T) {
 	clock := newManualClock()
 	store := &recordingStore{err: errDown}
-	l := MustNewLimiter(store, WithLimits(PerSecond(1)), WithClock(clock.Now),
+	store.now = clock.Now // the limiter follows its store's clock
+	l := MustNewLimiter(store, WithLimits(PerSecond(1)),
 		WithBreaker(BreakerConfig{Failures: 2, OpenFor: time.Second}))
 	ctx := context.Background()
 
@@ -161,7 +162,8 @@ func TestLimiterFailLocalUsesTheFallbackWithSharedLimits(t *testing.T) {
 func TestLimiterDenyCacheAnswersWithoutTheStore(t *testing.T) {
 	clock := newManualClock()
 	store := &recordingStore{deny: map[string]bool{"s": true}}
-	l := MustNewLimiter(store, WithLimits(PerSecond(10).WithName("s")), WithDenyCache(100), WithClock(clock.Now))
+	store.now = clock.Now // the limiter follows its store's clock
+	l := MustNewLimiter(store, WithLimits(PerSecond(10).WithName("s")), WithDenyCache(100))
 	ctx := context.Background()
 
 	first, err := l.AllowN(ctx, "a", 2)
@@ -255,7 +257,8 @@ func TestFailLocalNeedsAFallback(t *testing.T) {
 func TestDenyCacheLetsOneProbeThroughWhenADenialRunsOut(t *testing.T) {
 	clock := newManualClock()
 	store := &recordingStore{deny: map[string]bool{"s": true}}
-	l := MustNewLimiter(store, WithLimits(PerSecond(10).WithName("s")), WithDenyCache(100), WithClock(clock.Now))
+	store.now = clock.Now // the limiter follows its store's clock
+	l := MustNewLimiter(store, WithLimits(PerSecond(10).WithName("s")), WithDenyCache(100))
 	ctx := context.Background()
 	_, err := l.Allow(ctx, "a")
 	require.NoError(t, err)
@@ -366,7 +369,8 @@ func TestBreakerIsOnByDefaultForStoresThatMayBlock(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := tt.store()
-			l := MustNewLimiter(store, append([]Option{WithLimits(PerSecond(1)), WithClock(newManualClock().Now)}, tt.opts...)...)
+			store.now = newManualClock().Now
+			l := MustNewLimiter(store, append([]Option{WithLimits(PerSecond(1))}, tt.opts...)...)
 			for range 20 {
 				res, err := l.Allow(context.Background(), "a")
 				require.NoError(t, err)

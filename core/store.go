@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // A Store executes the limits of one client atomically. Implementations
 // must be safe for concurrent use; core/memstore and core/redisstore are the
@@ -41,4 +44,33 @@ type Sharded interface {
 	// address, say), or returns "" when it does not know. It is called
 	// before every store call: it must be fast and must not wait on I/O.
 	Shard(key string) string
+}
+
+// Clocked is implemented by stores whose clock can be injected for tests,
+// such as core/memstore and core/redisstore with their WithClock options.
+// The store owns time: a [Limiter] over a store whose Clock is not nil reads
+// that clock for everything it times itself (the deny cache, the tier
+// cache, the circuit breaker's open period), and its [Middleware] for the
+// epoch X-RateLimit-Reset, so that one fake clock given to the store moves
+// the whole limiter. Otherwise they read time.Now.
+//
+// A store that wraps another (an instrumented store, say) should implement
+// Clocked by returning the inner store's clock, or nil.
+type Clocked interface {
+	// Clock returns the store's injected clock, or nil when the store
+	// reads the real time.
+	Clock() func() time.Time
+}
+
+// clockFunc is a time source: a store's clock ([Clocked]) or time.Now.
+type clockFunc func() time.Time
+
+// storeClock returns the clock of s ([Clocked]), or time.Now.
+func storeClock(s Store) clockFunc {
+	if c, ok := s.(Clocked); ok {
+		if now := c.Clock(); now != nil {
+			return now
+		}
+	}
+	return time.Now
 }

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // A Tier is a named list of limits applied together to every client of
@@ -102,6 +101,3 @@ func (p *plan) keys(dst []string, head, id string) []string {
 	}
 	return dst
 }
-
-// clockFunc is the time source of the tier cache; tests inject one.
-type clockFunc func() time.Time

@@ -68,6 +68,11 @@ func (s *Store) clock() int64 {
 	return s.base + time.Since(s.start).Microseconds()
 }
 
+// Clock implements [core.Clocked]: it returns the clock of [WithClock], or
+// nil. A [core.Limiter] over the store then times its deny cache, tier
+// cache and breaker with the same clock as the store's limits.
+func (s *Store) Clock() func() time.Time { return s.now }
+
 // NonBlocking implements [core.NonBlocking]: a take never waits on I/O, so
 // a [core.Limiter] gives it no deadline.
 func (s *Store) NonBlocking() {}

@@ -64,6 +64,11 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// Clock implements [core.Clocked]: it returns the clock of [WithClock], or
+// nil when Redis reads its own (TIME). A [core.Limiter] over the store then
+// times its deny cache, tier cache and breaker with the test clock too.
+func (s *Store) Clock() func() time.Time { return s.now }
+
 // Take implements [core.Store]: one EVALSHA (EVAL when the server does not
 // have the script cached, as after a restart or failover) that charges cost
 // to every limit, or to none. With [WithBatching], concurrent takes share

@@ -18,8 +18,8 @@ import (
 // daily quota nothing; request 10,001 of the day is denied by the daily
 // quota until midnight UTC.
 func ExampleQuotaLimiter() {
-	clk := newClock()                                                           // 2025-01-02 03:04:05 UTC
-	limiter, err := recipes.QuotaLimiter(storeAt(clk), core.WithClock(clk.Now)) // the deny cache's clock
+	clk := newClock()                                  // 2025-01-02 03:04:05 UTC
+	limiter, err := recipes.QuotaLimiter(storeAt(clk)) // the deny cache follows the store's clock
 	if err != nil {
 		panic(err)
 	}

@@ -145,7 +145,7 @@ func TestCollectorTracksTheBreaker(t *testing.T) {
 	store := &switchStore{next: newMemstore(t, clk), down: true}
 	metrics := ratelimitprom.MustNew()
 	l, err := core.NewLimiter(store, core.WithLimits(core.PerSecond(10)), core.WithObserver(metrics),
-		core.WithBreaker(core.BreakerConfig{Failures: 2, OpenFor: time.Second}), core.WithClock(clk.Now))
+		core.WithBreaker(core.BreakerConfig{Failures: 2, OpenFor: time.Second}))
 	require.NoError(t, err)
 
 	takeN(t, l, "", "c", 2)

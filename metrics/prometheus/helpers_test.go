@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -36,6 +37,15 @@ func (s *switchStore) setDown(down bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.down = down
+}
+
+// Clock implements core.Clocked with next's clock, so the limiter's breaker
+// follows the test clock given to next.
+func (s *switchStore) Clock() func() time.Time {
+	if c, ok := s.next.(core.Clocked); ok {
+		return c.Clock()
+	}
+	return nil
 }
 
 func (s *switchStore) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {

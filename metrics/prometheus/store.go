@@ -27,7 +27,8 @@ const (
 // cache, open breaker) are not observed. The returned store implements
 // [core.NonBlocking] and [core.Sharded] when s does, so the limiter treats
 // it as it would treat s (no timeout for a memory store, one breaker per
-// Redis Cluster master).
+// Redis Cluster master), and [core.Clocked] with s's clock, so a test clock
+// given to s still drives the limiter.
 func (c *Collector) InstrumentStore(s core.Store) core.Store {
 	return c.instrumentStore(s, time.Now)
 }
@@ -75,6 +76,14 @@ type timedLocalSharded struct{ timedSharded }
 
 // NonBlocking implements [core.NonBlocking].
 func (timedLocalSharded) NonBlocking() {}
+
+// Clock implements [core.Clocked]: the clock of the timed store, if any.
+func (s *timedStore) Clock() func() time.Time {
+	if c, ok := s.store.(core.Clocked); ok {
+		return c.Clock()
+	}
+	return nil
+}
 
 // Take implements [core.Store].
 func (s *timedStore) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
