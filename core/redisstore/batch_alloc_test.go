@@ -37,14 +37,14 @@ func BenchmarkBatchedTake(b *testing.B) {
 		{"standalone", func(b *testing.B, poolSize int) redis.UniversalClient {
 			opts := redistest.Standalone(b).Options()
 			opts.PoolSize = poolSize
-			c := redisstore.NewClient(opts, noRetries)
+			c := patientClient(opts)
 			b.Cleanup(func() { _ = c.Close() })
 			return c
 		}},
 		{"cluster", func(b *testing.B, poolSize int) redis.UniversalClient {
 			opts := redistest.Cluster(b).Options()
 			opts.PoolSize = poolSize
-			c := redisstore.NewClusterClient(opts, noRetries)
+			c := patientClusterClient(opts)
 			b.Cleanup(func() { _ = c.Close() })
 			return c
 		}},

@@ -254,7 +254,7 @@ func redirectingCluster(t *testing.T, srv *redistest.ClusterServer) (*redis.Clus
 	slots, err := plain.ClusterSlots(context.Background()).Result()
 	require.NoError(t, err)
 	first := slots[0].Nodes[0].Addr
-	opts := redisstore.SafeClusterOptions(srv.Options(), noRetries)
+	opts := patientClusterOptions(srv.Options())
 	opts.ClusterSlots = func(context.Context) ([]redis.ClusterSlot, error) {
 		return []redis.ClusterSlot{{Start: 0, End: 16383, Nodes: []redis.ClusterNode{{Addr: first}}}}, nil
 	}
@@ -345,7 +345,7 @@ func TestBatchingRedirectionsStayInBounds(t *testing.T) {
 	slots, err := plain.ClusterSlots(context.Background()).Result()
 	require.NoError(t, err)
 	var wrong atomic.Bool
-	opts := redisstore.SafeClusterOptions(srv.Options(), noRetries)
+	opts := patientClusterOptions(srv.Options())
 	opts.ClusterSlots = func(context.Context) ([]redis.ClusterSlot, error) {
 		if wrong.Load() {
 			return []redis.ClusterSlot{{Start: 0, End: 16383, Nodes: []redis.ClusterNode{{Addr: slots[0].Nodes[0].Addr}}}}, nil
@@ -411,7 +411,7 @@ func proxiedCluster(t *testing.T, srv *redistest.ClusterServer, budget time.Dura
 			slots[i].Nodes = []redis.ClusterNode{{Addr: proxy.Addr()}}
 		}
 	}
-	opts := redisstore.SafeClusterOptions(srv.Options(), budget)
+	opts := redisstore.SafeClusterOptions(srv.Options())
 	opts.ClusterSlots = func(context.Context) ([]redis.ClusterSlot, error) { return slots, nil }
 	client := redis.NewClusterClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
@@ -456,7 +456,7 @@ func TestBatchingNoResendAfterTimeout(t *testing.T) {
 		proxy := redistest.NewProxy(t, srv.Addr())
 		opts := srv.Options()
 		opts.Addr = proxy.Addr()
-		client := redisstore.NewClient(opts, budget)
+		client := redisstore.NewClient(opts)
 		t.Cleanup(func() { _ = client.Close() })
 		var counter takeCounter
 		client.AddHook(&counter)
@@ -488,7 +488,7 @@ func noResendAfterTimeout(t *testing.T, client redis.UniversalClient, proxy *red
 		duration = 1500 * time.Millisecond
 		slow     = 80 * time.Millisecond
 	)
-	store, kb := newStore(t, client, redisstore.WithClock(fixedClock()), redisstore.WithBatching(), redisstore.WithBudget(budget))
+	store, kb := newStore(t, client, redisstore.WithClock(fixedClock()), redisstore.WithBatching())
 	limits := []core.Limit{dayQuota}
 	bg := context.Background()
 	keys := kb.AppendKeys(nil, "hot", limits)
@@ -634,7 +634,7 @@ func assertChargedOnce(t *testing.T, name string, recs []record, before, after m
 // admissions plus the takes that may have run.
 func TestBatchingClusterMasterKilled(t *testing.T) {
 	hc := redistest.ReplicatedCluster(t)
-	client := redisstore.NewClusterClient(hc.Options(), budget)
+	client := redisstore.NewClusterClient(hc.Options())
 	t.Cleanup(func() { _ = client.Close() })
 	nodes := countNodes(client)
 	store := batchedSafeStore(t, client)
@@ -757,7 +757,7 @@ func split(m map[string]int64, in map[string]bool) (yes, no map[string]int64) {
 // that may have run.
 func TestBatchingClusterManualFailover(t *testing.T) {
 	hc := redistest.ReplicatedCluster(t)
-	client := redisstore.NewClusterClient(hc.Options(), budget)
+	client := redisstore.NewClusterClient(hc.Options())
 	t.Cleanup(func() { _ = client.Close() })
 	nodes := countNodes(client)
 	store := batchedSafeStore(t, client)

@@ -24,7 +24,7 @@ import (
 func batchedSafeStore(t *testing.T, client redis.Scripter) *redisstore.Store {
 	t.Helper()
 	require.Empty(t, redisstore.CheckClient(client, budget), "the fault tests use safe clients")
-	s, err := redisstore.New(client, redisstore.WithBudget(budget), redisstore.WithBatching())
+	s, err := redisstore.New(client, redisstore.WithBatching())
 	require.NoError(t, err)
 	return s
 }
@@ -117,7 +117,7 @@ func TestBatchingKilledAndRestartedEmpty(t *testing.T) {
 	goroutinesBefore := runtime.NumGoroutine()
 	opts := srv.Options()
 	opts.ClientName = "rl-fault"
-	client := redisstore.NewClient(opts, budget)
+	client := redisstore.NewClient(opts)
 	l := faultLimiter(t, batchedSafeStore(t, client), checker, []core.Limit{bigLimit}, core.WithBreaker(core.BreakerConfig{}))
 	ids := identities("client", 8)
 	warmUp(t, l, ids)
@@ -180,7 +180,7 @@ func TestBatchingPoolExhaustion(t *testing.T) {
 	proxy := redistest.NewProxy(t, srv.Addr())
 	opts := srv.Options()
 	opts.Addr, opts.PoolSize, opts.MinIdleConns = proxy.Addr(), 2, 2
-	client := redisstore.NewClient(opts, budget)
+	client := redisstore.NewClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
 	var calls takeCounter
 	client.AddHook(&calls)
@@ -216,7 +216,7 @@ func TestBatchingSlowedWithinBudget(t *testing.T) {
 	proxy := redistest.NewProxy(t, srv.Addr())
 	opts := srv.Options()
 	opts.Addr = proxy.Addr()
-	client := redisstore.NewClient(opts, budget)
+	client := redisstore.NewClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
 	var calls takeCounter
 	client.AddHook(&calls)

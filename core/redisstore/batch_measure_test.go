@@ -49,7 +49,7 @@ func TestBatchingThroughput(t *testing.T) {
 				mode := modes[m]
 				opts := srv.Options()
 				opts.PoolSize = max(c, 10)
-				client := redisstore.NewClient(opts, noRetries)
+				client := patientClient(opts)
 				var counter takeCounter
 				client.AddHook(&counter)
 				store := mustNew(t, client, mode.opts...)

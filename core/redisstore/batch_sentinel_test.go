@@ -31,7 +31,7 @@ func TestBatchingSentinelMasterKilled(t *testing.T) {
 	g := redistest.Sentinel(t, 3)
 	opts := g.FailoverOptions()
 	opts.PoolSize = 128
-	client := redisstore.NewFailoverClient(opts, budget)
+	client := redisstore.NewFailoverClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
 	var calls takeCounter
 	client.AddHook(&calls)
@@ -91,7 +91,7 @@ func TestBatchingSentinelManualFailover(t *testing.T) {
 	g := redistest.Sentinel(t, 3)
 	opts := g.FailoverOptions()
 	opts.PoolSize = 128
-	client := redisstore.NewFailoverClient(opts, budget)
+	client := redisstore.NewFailoverClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
 	var calls takeCounter
 	client.AddHook(&calls)
@@ -145,7 +145,7 @@ func TestBatchingSentinelManualFailover(t *testing.T) {
 func TestBatchingDemotedMaster(t *testing.T) {
 	srv, newMaster := redistest.Dedicated(t), redistest.Dedicated(t)
 	checker := srv.Client(t)
-	client := redisstore.NewClient(srv.Options(), noRetries)
+	client := patientClient(srv.Options())
 	t.Cleanup(func() { _ = client.Close() })
 	store, kb := newStore(t, client, redisstore.WithBatching())
 	limits := []core.Limit{dayQuota}

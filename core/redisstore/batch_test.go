@@ -33,10 +33,33 @@ var batchings = []struct {
 	{"batched, lone takes pipelined", redisstore.WithBatchingAlone()},
 }
 
-// noRetries is the budget of the batching tests' clients: [NewClient]'s
-// settings (no retries, which batching needs) with timeouts long enough for
-// a loaded machine under -race; the fault tests use the real budget.
-const noRetries = 5 * time.Second
+// patientTimeout is the socket and pool timeout of the batching tests'
+// clients: [NewClient]'s settings (no retries, which batching needs) with
+// backstops long enough for a loaded machine under -race, since these
+// tests take without a deadline; the fault tests use [NewClient] as is.
+const patientTimeout = 5 * time.Second
+
+func patient(read, write, pool, dial *time.Duration) {
+	*read, *write, *pool, *dial = patientTimeout, patientTimeout, patientTimeout, patientTimeout
+}
+
+func patientOptions(opt *redis.Options) *redis.Options {
+	o := redisstore.SafeOptions(opt)
+	patient(&o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.DialTimeout)
+	return o
+}
+
+func patientClusterOptions(opt *redis.ClusterOptions) *redis.ClusterOptions {
+	o := redisstore.SafeClusterOptions(opt)
+	patient(&o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.DialTimeout)
+	return o
+}
+
+func patientClient(opt *redis.Options) *redis.Client { return redis.NewClient(patientOptions(opt)) }
+
+func patientClusterClient(opt *redis.ClusterOptions) *redis.ClusterClient {
+	return redis.NewClusterClient(patientClusterOptions(opt))
+}
 
 // batchClients returns n clients of srv without retries, closed when t
 // ends.
@@ -44,7 +67,7 @@ func batchClients(t testing.TB, srv *redistest.Server, n int) []*redis.Client {
 	t.Helper()
 	cs := make([]*redis.Client, n)
 	for i := range cs {
-		cs[i] = redisstore.NewClient(srv.Options(), noRetries)
+		cs[i] = patientClient(srv.Options())
 		t.Cleanup(func() { _ = cs[i].Close() })
 	}
 	return cs
@@ -56,7 +79,7 @@ func batchClusterClients(t testing.TB, srv *redistest.ClusterServer, n int) []*r
 	t.Helper()
 	cs := make([]*redis.ClusterClient, n)
 	for i := range cs {
-		cs[i] = redisstore.NewClusterClient(srv.Options(), noRetries)
+		cs[i] = patientClusterClient(srv.Options())
 		t.Cleanup(func() { _ = cs[i].Close() })
 	}
 	return cs
@@ -297,7 +320,7 @@ func TestBatchingDoneContexts(t *testing.T) {
 	proxy := redistest.NewProxy(t, srv.Addr())
 	opts := srv.Options()
 	opts.Addr = proxy.Addr()
-	client := redisstore.NewClient(opts, noRetries)
+	client := patientClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
 	store, kb := newStore(t, client, redisstore.WithBatching())
 	limits := []core.Limit{core.PerHour(100)} // a key lives 36 s
@@ -482,7 +505,7 @@ func TestBatchingFallsBack(t *testing.T) {
 			return cc
 		}, "batching needs a client without retries"},
 		{"cluster client whose node clients retry", func(t *testing.T) redis.UniversalClient {
-			opts := redisstore.SafeClusterOptions(redistest.Cluster(t).Options(), noRetries)
+			opts := patientClusterOptions(redistest.Cluster(t).Options())
 			opts.NewClient = func(o *redis.Options) *redis.Client {
 				o.MaxRetries = 2
 				return redis.NewClient(o)

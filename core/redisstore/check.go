@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimitkit/ratelimit/core"
 )
 
 // clientSettings are the settings of a go-redis client that decide whether
@@ -24,14 +26,18 @@ type clientSettings struct {
 // [core.DefaultTimeout]) or charge a request twice; nil means none. It
 // inspects *redis.Client (also failover clients), *redis.ClusterClient and
 // *redis.Ring; other clients are not checked. [SafeOptions] and its
-// siblings build clients it finds nothing wrong with. [New] logs what it
-// finds, once; it never rejects a client for it.
+// siblings build clients it finds nothing wrong with for any budget up to
+// [BackstopTimeout]. [New] logs what it finds for [core.DefaultTimeout],
+// once; it never rejects a client for it. With a longer [core.WithTimeout],
+// call CheckClient with it.
 func CheckClient(client redis.Scripter, budget time.Duration) []string {
 	s, ok := settingsOf(client)
 	if !ok {
 		return nil
 	}
-	budget = budgetOr(budget)
+	if budget <= 0 {
+		budget = core.DefaultTimeout
+	}
 	var problems []string
 	if !s.contextTimeout {
 		if longer(s.readTimeout, budget) || longer(s.writeTimeout, budget) {

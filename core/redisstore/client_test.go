@@ -22,7 +22,7 @@ const unreachable = "127.0.0.1:1"
 func TestSafeOptions(t *testing.T) {
 	opt := &redis.Options{Addr: unreachable, Password: "secret", PoolSize: 7, MaxRetries: 5}
 
-	got := redisstore.SafeOptions(opt, 40*time.Millisecond)
+	got := redisstore.SafeOptions(opt)
 
 	assert.Equal(t, &redis.Options{Addr: unreachable, Password: "secret", PoolSize: 7, MaxRetries: 5}, opt, "opt is not changed")
 	assert.Equal(t, unreachable, got.Addr)
@@ -30,20 +30,19 @@ func TestSafeOptions(t *testing.T) {
 	assert.Equal(t, 7, got.PoolSize)
 	assert.True(t, got.ContextTimeoutEnabled)
 	assert.Equal(t, -1, got.MaxRetries)
-	assert.Equal(t, 80*time.Millisecond, got.ReadTimeout)
-	assert.Equal(t, 80*time.Millisecond, got.WriteTimeout)
-	assert.Equal(t, 40*time.Millisecond, got.PoolTimeout)
-	assert.Equal(t, 200*time.Millisecond, got.DialTimeout)
+	assert.Equal(t, redisstore.BackstopTimeout, got.ReadTimeout)
+	assert.Equal(t, redisstore.BackstopTimeout, got.WriteTimeout)
+	assert.Equal(t, redisstore.BackstopTimeout, got.PoolTimeout)
+	assert.Equal(t, redisstore.BackstopTimeout, got.DialTimeout)
 	assert.Equal(t, 1, got.DialerRetries)
 	assert.Equal(t, runtime.GOMAXPROCS(0), got.MinIdleConns)
-	assert.Equal(t, 100*time.Millisecond, redisstore.SafeOptions(opt, 0).ReadTimeout, "0 means the default budget")
-	assert.Equal(t, 3, redisstore.SafeOptions(&redis.Options{MinIdleConns: 3}, 0).MinIdleConns, "a warm pool size is kept")
+	assert.Equal(t, 3, redisstore.SafeOptions(&redis.Options{MinIdleConns: 3}).MinIdleConns, "a warm pool size is kept")
 }
 
 func TestSafeClusterOptions(t *testing.T) {
 	opt := &redis.ClusterOptions{Addrs: []string{unreachable}, MaxRedirects: 2}
 
-	got := redisstore.SafeClusterOptions(opt, 0)
+	got := redisstore.SafeClusterOptions(opt)
 
 	assert.Zero(t, opt.ClusterStateReloadInterval, "opt is not changed")
 	assert.True(t, got.ContextTimeoutEnabled)
@@ -51,20 +50,20 @@ func TestSafeClusterOptions(t *testing.T) {
 	assert.Equal(t, 2, got.MaxRedirects, "redirects are kept: MOVED after a failover needs them")
 	assert.Equal(t, time.Duration(-1), got.MinRetryBackoff)
 	assert.Equal(t, time.Duration(-1), got.MaxRetryBackoff)
-	assert.Equal(t, 100*time.Millisecond, got.ReadTimeout)
+	assert.Equal(t, redisstore.BackstopTimeout, got.ReadTimeout)
 	assert.Equal(t, 10*time.Second, got.ClusterStateReloadInterval)
 }
 
 func TestSafeFailoverOptions(t *testing.T) {
 	opt := &redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{unreachable}}
 
-	got := redisstore.SafeFailoverOptions(opt, 0)
+	got := redisstore.SafeFailoverOptions(opt)
 
 	assert.False(t, opt.ContextTimeoutEnabled, "opt is not changed")
 	assert.Equal(t, "m", got.MasterName)
 	assert.True(t, got.ContextTimeoutEnabled)
 	assert.Equal(t, -1, got.MaxRetries)
-	assert.Equal(t, 50*time.Millisecond, got.PoolTimeout)
+	assert.Equal(t, redisstore.BackstopTimeout, got.PoolTimeout)
 }
 
 func TestCheckClient(t *testing.T) {
@@ -79,16 +78,16 @@ func TestCheckClient(t *testing.T) {
 			redis.NewClient(&redis.Options{Addr: unreachable, ReadTimeout: 20 * time.Millisecond, MaxRetries: -1}), nil},
 		{"no socket timeout", redis.NewClient(&redis.Options{Addr: unreachable, ReadTimeout: -1, MaxRetries: -1}),
 			[]string{"ReadTimeout none"}},
-		{"NewClient", redisstore.NewClient(&redis.Options{Addr: unreachable, MinIdleConns: -1}, 0), nil},
+		{"NewClient", redisstore.NewClient(&redis.Options{Addr: unreachable, MinIdleConns: -1}), nil},
 		{"cluster defaults", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{unreachable}}),
 			[]string{"ContextTimeoutEnabled is false"}},
 		{"cluster with a short ReadTimeout", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{unreachable},
 			ContextTimeoutEnabled: true, ReadTimeout: 10 * time.Millisecond}), []string{"resends the script (MaxRedirects 3)"}},
-		{"NewClusterClient", redisstore.NewClusterClient(&redis.ClusterOptions{Addrs: []string{unreachable}, MinIdleConns: -1}, 0), nil},
+		{"NewClusterClient", redisstore.NewClusterClient(&redis.ClusterOptions{Addrs: []string{unreachable}, MinIdleConns: -1}), nil},
 		{"failover defaults", redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{unreachable}}),
 			[]string{"ContextTimeoutEnabled is false", "MaxRetries is 3"}},
 		{"NewFailoverClient", redisstore.NewFailoverClient(&redis.FailoverOptions{MasterName: "m",
-			SentinelAddrs: []string{unreachable}, MinIdleConns: -1}, 0), nil},
+			SentinelAddrs: []string{unreachable}, MinIdleConns: -1}), nil},
 		{"ring defaults", redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": unreachable}}),
 			[]string{"ContextTimeoutEnabled is false", "MaxRetries is 3"}},
 	}
@@ -113,16 +112,29 @@ func TestNewLogsRiskyClientSettingsOnce(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
 	risky := redis.NewClient(&redis.Options{Addr: unreachable})
 	t.Cleanup(func() { _ = risky.Close() })
-	safe := redisstore.NewClient(&redis.Options{Addr: unreachable, MinIdleConns: -1}, 0)
+	safe := redisstore.NewClient(&redis.Options{Addr: unreachable, MinIdleConns: -1})
 	t.Cleanup(func() { _ = safe.Close() })
 
 	_, err := redisstore.New(safe, redisstore.WithLogger(logger))
 	require.NoError(t, err)
 	assert.Empty(t, buf.String(), "a safe client logs nothing")
 
-	s, err := redisstore.New(risky, redisstore.WithLogger(logger), redisstore.WithBudget(20*time.Millisecond))
+	s, err := redisstore.New(risky, redisstore.WithLogger(logger))
 	require.NoError(t, err, "a risky client is accepted")
 	require.NotNil(t, s)
 	assert.Equal(t, 2, bytes.Count(buf.Bytes(), []byte("level=WARN")), buf.String())
-	assert.Contains(t, buf.String(), "20ms decision deadline")
+	assert.Contains(t, buf.String(), "50ms decision deadline", "checked against core.DefaultTimeout")
+}
+
+// The safe clients take no budget: a longer limiter timeout needs no other
+// client, up to the backstop; past it, CheckClient says why.
+func TestSafeClientsFitAnyBudgetUpToTheBackstop(t *testing.T) {
+	cluster := redisstore.NewClusterClient(&redis.ClusterOptions{Addrs: []string{unreachable}, MinIdleConns: -1})
+	t.Cleanup(func() { _ = cluster.Close() })
+	for _, budget := range []time.Duration{time.Millisecond, 50 * time.Millisecond, 500 * time.Millisecond, redisstore.BackstopTimeout} {
+		assert.Empty(t, redisstore.CheckClient(cluster, budget), "budget %s", budget)
+	}
+	got := redisstore.CheckClient(cluster, 2*redisstore.BackstopTimeout)
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "shorter than the 2s budget")
 }

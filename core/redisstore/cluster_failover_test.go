@@ -59,7 +59,7 @@ func clusterIdentities(t *testing.T, hc *redistest.HACluster, via, master string
 //     acknowledged but never replicated) is measured and logged.
 func TestClusterMasterKilled(t *testing.T) {
 	hc := redistest.ReplicatedCluster(t)
-	client := redisstore.NewClusterClient(hc.Options(), budget)
+	client := redisstore.NewClusterClient(hc.Options())
 	t.Cleanup(func() { _ = client.Close() })
 	store := safeStore(t, client)
 	l := faultLimiter(t, store, client, []core.Limit{dayQuota}, core.WithoutBreaker())
@@ -180,7 +180,7 @@ func measureOverAdmission(t *testing.T, l *core.Limiter, recs []record, hot stri
 //     other decision comes from Redis.
 func TestClusterManualFailover(t *testing.T) {
 	hc := redistest.ReplicatedCluster(t)
-	client := redisstore.NewClusterClient(hc.Options(), budget)
+	client := redisstore.NewClusterClient(hc.Options())
 	t.Cleanup(func() { _ = client.Close() })
 	store := safeStore(t, client)
 	short := faultLimiter(t, store, client, []core.Limit{bigLimit}, core.WithBreaker(core.BreakerConfig{}))

@@ -18,8 +18,9 @@
 // A rate limiter must not become the outage. Build the go-redis client with
 // [NewClient], [NewClusterClient] or [NewFailoverClient], which set what
 // keeps a call within the limiter's deadline (ContextTimeoutEnabled, no
-// retries that could charge a request twice, timeouts sized from the
-// budget); [New] logs the settings of any other client that break it
+// retries that could charge a request twice, [BackstopTimeout] socket,
+// pool and dial timeouts): the decision budget itself is set once, by
+// core.WithTimeout, and reaches Redis as the context's deadline. [New] logs the settings of any other client that break it
 // ([CheckClient]). [Store.Take] marks the errors that mean "Redis cannot
 // answer now" with [core.ErrStoreUnavailable], so the limiter's breaker and
 // failure mode handle them, and returns the others, bugs, as they are. On a

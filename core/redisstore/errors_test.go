@@ -42,7 +42,7 @@ func takeErr(ctx context.Context, t *testing.T, client redis.Scripter, keys ...s
 // ends.
 func safeClient(t *testing.T, addr string) *redis.Client {
 	t.Helper()
-	c := redisstore.NewClient(&redis.Options{Addr: addr, MinIdleConns: -1}, budget)
+	c := redisstore.NewClient(&redis.Options{Addr: addr, MinIdleConns: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -197,7 +197,7 @@ var errorCases = []errorCase{
 		}},
 	{name: "CROSSSLOT", contains: "CROSSSLOT",
 		take: func(t *testing.T) error {
-			client := redisstore.NewClusterClient(redistest.Cluster(t).Options(), budget)
+			client := redisstore.NewClusterClient(redistest.Cluster(t).Options())
 			t.Cleanup(func() { _ = client.Close() })
 			prefix := redistest.Prefix(t)
 			return takeErr(context.Background(), t, client, prefix+":{a}:k", prefix+":{b}:k")

@@ -16,7 +16,7 @@ import (
 // needs (context timeouts on, no script retries). Not run: it needs a
 // Redis server.
 func Example() {
-	rdb := redisstore.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}, core.DefaultTimeout)
+	rdb := redisstore.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
 	store, err := redisstore.New(rdb)
 	if err != nil {
@@ -38,7 +38,7 @@ func Example() {
 func ExampleNewClusterClient() {
 	rdb := redisstore.NewClusterClient(&redis.ClusterOptions{
 		Addrs: []string{"10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"},
-	}, core.DefaultTimeout)
+	})
 	defer rdb.Close()
 	store, err := redisstore.New(rdb)
 	if err != nil {

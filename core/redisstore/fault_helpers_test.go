@@ -225,7 +225,7 @@ func faultLimiter(t *testing.T, store core.Store, checker redis.UniversalClient,
 func safeStore(t *testing.T, client redis.Scripter) *redisstore.Store {
 	t.Helper()
 	require.Empty(t, redisstore.CheckClient(client, budget), "the fault tests use safe clients")
-	s, err := redisstore.New(client, redisstore.WithBudget(budget))
+	s, err := redisstore.New(client)
 	require.NoError(t, err)
 	return s
 }

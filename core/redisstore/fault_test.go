@@ -83,7 +83,7 @@ type slowdown struct {
 var slowdowns = []slowdown{
 	{"frozen (SIGSTOP)", func(t *testing.T) (*redis.Client, *redis.Client, func(), func()) {
 		srv := redistest.Dedicated(t)
-		client := redisstore.NewClient(srv.Options(), budget)
+		client := redisstore.NewClient(srv.Options())
 		t.Cleanup(func() { _ = client.Close() })
 		return client, srv.Client(t), func() { srv.Freeze(t) }, func() { srv.Thaw(t) }
 	}},
@@ -92,7 +92,7 @@ var slowdowns = []slowdown{
 		proxy := redistest.NewProxy(t, srv.Addr())
 		opts := srv.Options()
 		opts.Addr = proxy.Addr()
-		client := redisstore.NewClient(opts, budget)
+		client := redisstore.NewClient(opts)
 		t.Cleanup(func() { _ = client.Close() })
 		return client, srv.Client(t), func() { proxy.SetDelay(200 * time.Millisecond) }, func() { proxy.SetDelay(0) }
 	}},
@@ -198,7 +198,7 @@ func TestKilledAndRestartedEmpty(t *testing.T) {
 	goroutinesBefore := runtime.NumGoroutine()
 	opts := srv.Options()
 	opts.ClientName = "rl-fault"
-	client := redisstore.NewClient(opts, budget)
+	client := redisstore.NewClient(opts)
 	l := faultLimiter(t, safeStore(t, client), checker, []core.Limit{bigLimit}, core.WithBreaker(core.BreakerConfig{}))
 	ids := identities("client", 8)
 	warmUp(t, l, ids)
@@ -288,7 +288,7 @@ func TestPoolExhaustion(t *testing.T) {
 	proxy := redistest.NewProxy(t, srv.Addr())
 	opts := srv.Options()
 	opts.Addr, opts.PoolSize, opts.MinIdleConns = proxy.Addr(), 2, 2
-	client := redisstore.NewClient(opts, budget)
+	client := redisstore.NewClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
 	// Without the breaker, which would answer most callers at once: this is
 	// about the pool and the deadline, not about failing fast.

@@ -11,7 +11,6 @@ type Option func(*config)
 type config struct {
 	now    func() time.Time
 	logger *slog.Logger
-	budget time.Duration
 
 	batching   bool // [WithBatching]
 	batchAlone bool // tests: a lone take goes as a pipeline too
@@ -34,10 +33,4 @@ func WithLogger(l *slog.Logger) Option {
 		}
 		c.logger = l
 	}
-}
-
-// WithBudget sets the decision budget [New] checks the client against: the
-// limiter's timeout ([core.WithTimeout]; default [core.DefaultTimeout]).
-func WithBudget(d time.Duration) Option {
-	return func(c *config) { c.budget = d }
 }

@@ -30,7 +30,7 @@ func TestSentinelMasterKilled(t *testing.T) {
 	g := redistest.Sentinel(t, 3)
 	opts := g.FailoverOptions()
 	opts.PoolSize = 128
-	client := redisstore.NewFailoverClient(opts, budget)
+	client := redisstore.NewFailoverClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
 	l := faultLimiter(t, safeStore(t, client), client, []core.Limit{bigLimit},
 		core.WithBreaker(core.BreakerConfig{Failures: 5, OpenFor: 100 * time.Millisecond}))

@@ -52,7 +52,7 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&c)
 	}
-	for _, problem := range CheckClient(client, c.budget) {
+	for _, problem := range CheckClient(client, core.DefaultTimeout) {
 		c.logger.Warn("ratelimit: redisstore: risky redis client setting", "problem", problem)
 	}
 	s := &Store{client: client, script: script, now: c.now}

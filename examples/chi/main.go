@@ -231,18 +231,18 @@ func openStore(ctx context.Context, getenv func(string) string, logger *slog.Log
 	case (len(sentinels) > 0) != (master != ""):
 		return nil, "", nil, errors.New("REDIS_SENTINEL_ADDRS and REDIS_SENTINEL_MASTER go together")
 	case len(cluster) > 0:
-		client = redisstore.NewClusterClient(&redis.ClusterOptions{Addrs: cluster}, core.DefaultTimeout)
+		client = redisstore.NewClusterClient(&redis.ClusterOptions{Addrs: cluster})
 		desc = "redis cluster " + strings.Join(cluster, ",")
 	case len(sentinels) > 0:
 		opts := &redis.FailoverOptions{MasterName: master, SentinelAddrs: sentinels}
-		client = redisstore.NewFailoverClient(opts, core.DefaultTimeout)
+		client = redisstore.NewFailoverClient(opts)
 		desc = fmt.Sprintf("redis sentinel master %s via %s", master, strings.Join(sentinels, ","))
 	case getenv("REDIS_URL") != "":
 		opts, err := redis.ParseURL(getenv("REDIS_URL"))
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
-		client = redisstore.NewClient(opts, core.DefaultTimeout)
+		client = redisstore.NewClient(opts)
 		desc = "redis " + opts.Addr
 	default:
 		s, err := memstore.New()
@@ -255,7 +255,7 @@ func openStore(ctx context.Context, getenv func(string) string, logger *slog.Log
 	if err := client.Ping(ping).Err(); err != nil {
 		logger.Warn("redis unreachable; limits degrade until it answers", "store", desc, "error", err)
 	}
-	s, err := redisstore.New(client, redisstore.WithBudget(core.DefaultTimeout), redisstore.WithLogger(logger))
+	s, err := redisstore.New(client, redisstore.WithLogger(logger))
 	if err != nil {
 		return nil, "", nil, errors.Join(err, client.Close())
 	}

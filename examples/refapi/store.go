@@ -27,12 +27,12 @@ func OpenStore(ctx context.Context) (core.Store, string, func() error, error) {
 	}
 	// Safe settings for the limiter's 50 ms deadline: context timeouts on,
 	// no retries of a script that may have run (a double charge).
-	client := redisstore.NewClient(opts, core.DefaultTimeout)
+	client := redisstore.NewClient(opts)
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
 		return nil, "", nil, fmt.Errorf("redis at %s: %w", opts.Addr, err)
 	}
-	s, err := redisstore.New(client, redisstore.WithBudget(core.DefaultTimeout))
+	s, err := redisstore.New(client)
 	if err != nil {
 		_ = client.Close()
 		return nil, "", nil, err
