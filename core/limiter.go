@@ -55,6 +55,12 @@ type Request struct {
 	// Tier names the tier to apply; empty means ask the resolver, or the
 	// default tier.
 	Tier string
+	// TierKey is what the [TierResolver] looks the tier up by when Tier is
+	// empty: a raw API key, an account id. Empty means the Identity. The
+	// limiter keeps only a hash of it (the key of the resolver's cached
+	// answer); it is not part of any store key, and observers see the
+	// Request with TierKey cleared, so it reaches no log or metric.
+	TierKey string
 	// Cost is how much quota the request uses; 0 is a peek that charges
 	// nothing.
 	Cost int64
@@ -68,19 +74,22 @@ type Request struct {
 // tier is required ([WithLimits], [WithTier] or [WithTiers]). Invalid
 // configuration is an error naming the field: a limit with zero or
 // negative rate, period or burst, duplicate limit names in a tier, duplicate
-// tier names, an unknown default tier, a bad key prefix.
+// tier names, an unknown default tier, a bad key prefix. Options never
+// override each other silently: a single-valued option given twice, or two
+// that contradict each other ([WithFallback] and [WithFailureMode](FailOpen),
+// [WithBreaker] and [WithoutBreaker]), are an error naming both.
 func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: store must not be nil")
 	}
-	c := config{prefix: DefaultPrefix, timeout: DefaultTimeout, denyCache: DefaultDenyCacheSize}
+	c := config{prefix: DefaultPrefix, timeout: DefaultTimeout, denyCache: DefaultDenyCacheSize, given: map[string]bool{}}
 	for _, opt := range opts {
 		if err := opt(&c); err != nil {
 			return nil, err
 		}
 	}
-	if c.failure == FailLocal && c.fallback == nil {
-		return nil, errors.New("ratelimit: failure mode FailLocal needs a fallback store: use WithFallback")
+	if err := c.check(); err != nil {
+		return nil, err
 	}
 	if len(c.observers) == 0 {
 		c.observers = []Observer{failureLog()}
@@ -174,6 +183,7 @@ func (l *Limiter) Take(ctx context.Context, req Request) (Result, error) {
 	if l.shadow && !res.Allowed && !res.Degraded {
 		res.Allowed, res.Shadowed = true, true
 	}
+	req.TierKey = "" // a raw secret, maybe: observers never see it
 	for _, o := range l.observers {
 		o.Decided(ctx, req, res)
 	}
@@ -293,13 +303,18 @@ func (l *Limiter) BreakerState() BreakerState {
 	return l.breakers.current()
 }
 
-// plan picks the tier of req: the named one, else the resolver's, else the
-// default. The error says why a named or resolved tier was not used.
+// plan picks the tier of req: the named one, else the resolver's for its
+// TierKey (or Identity), else the default. The error says why a named or
+// resolved tier was not used.
 func (l *Limiter) plan(ctx context.Context, req Request) (*plan, error) {
 	name := req.Tier
 	if name == "" && l.tiers != nil {
+		lookup := req.TierKey
+		if lookup == "" {
+			lookup = req.Identity
+		}
 		var err error
-		if name, err = l.tiers.tier(ctx, req.Identity); err != nil {
+		if name, err = l.tiers.tier(ctx, lookup); err != nil {
 			return l.def, fmt.Errorf("ratelimit: resolve tier: %w", err)
 		}
 	}

@@ -45,20 +45,23 @@ type ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error)
 //
 // A Middleware is safe for concurrent use. Make one with [NewMiddleware].
 type Middleware struct {
-	limiter    *Limiter
-	key        KeyFunc
-	cost       CostFunc
-	skip       SkipFunc
-	tier       TierFunc
-	routeScope bool
-	deny       DenyHandler
-	onError    ErrorHandler
-	ownDeny    bool // deny set by HTTPDenyHandler
-	ownError   bool // onError set by HTTPErrorHandler
-	errLog     *logSampler
-	hint       *proxyHint // nil unless keyed by RemoteAddrKey, the default
-	formats    HeaderFormat
-	now        clockFunc // the limiter's: its store's clock, or time.Now
+	limiter     *Limiter
+	key         KeyFunc
+	cost        CostFunc
+	skip        SkipFunc
+	tier        TierFunc
+	routeScope  bool
+	deny        DenyHandler
+	onError     ErrorHandler
+	tierKey     KeyFunc
+	customDeny  bool            // deny set by HTTPDenyHandler
+	customError bool            // onError set by HTTPErrorHandler
+	costBy      string          // the cost option given, during construction
+	given       map[string]bool // the single-valued options given, during construction
+	errLog      *logSampler
+	hint        *proxyHint // nil unless keyed by RemoteAddrKey, the default
+	formats     HeaderFormat
+	now         clockFunc // the limiter's: its store's clock, or time.Now
 }
 
 // NewMiddleware returns a Middleware over l configured by opts. Without
@@ -66,7 +69,8 @@ type Middleware struct {
 // applies the tier the limiter picks, counts all routes of a client
 // together, writes the [HeadersIETF] fields and renders denials with
 // [DefaultDenyHandler] and errors with [DefaultErrorHandler]. An invalid
-// option is an error naming it.
+// option is an error naming it; so is an option given twice, or two that
+// contradict each other ([HTTPCost] and [HTTPCostFunc]).
 func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 	if l == nil {
 		return nil, errors.New("ratelimit: middleware: limiter must not be nil")
@@ -75,11 +79,13 @@ func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 		errLog: newLogSampler(nil), formats: HeadersIETF, now: l.now}
 	m.onError = m.defaultError
 	m.hint = newProxyHint()
+	m.given = map[string]bool{}
 	for _, opt := range opts {
 		if err := opt(m); err != nil {
 			return nil, err
 		}
 	}
+	m.given, m.costBy = nil, ""
 	return m, nil
 }
 
@@ -118,7 +124,7 @@ func (o Outcome) Status() int {
 // no route matched), and sets the rate-limit fields and Retry-After on w.
 // It writes no status and no body: when the Outcome is not Allowed, the
 // adapter stops the request and calls [Middleware.Deny] (or, for a
-// framework that renders its own errors, see [Middleware.Renders]).
+// framework that renders its own errors, see [Middleware.Custom]).
 //
 // route must be the template the framework matched, never the raw path,
 // which lets a client mint a fresh quota per URL; it is used only with
@@ -140,6 +146,14 @@ func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string
 	req := Request{Identity: id, Cost: 1, Route: route}
 	if m.tier != nil {
 		req.Tier = m.tier(r)
+	}
+	if m.tierKey != nil && req.Tier == "" {
+		if req.TierKey, err = m.tierKey(r); err != nil {
+			return Outcome{Err: fmt.Errorf("ratelimit: tier key: %w", err)}
+		}
+		if req.TierKey == "" {
+			req.Tier = m.limiter.def.name // no key, no plan to look up
+		}
 	}
 	if m.cost != nil {
 		req.Cost = m.cost(r)
@@ -168,16 +182,15 @@ func (m *Middleware) defaultError(w http.ResponseWriter, r *http.Request, err er
 	writeRequestError(w, err)
 }
 
-// Renders reports whether a handler given by the user renders o: the
-// [HTTPErrorHandler] one for an error, the [HTTPDenyHandler] one for a
-// denial. Adapters of frameworks with their own error rendering (echo)
-// call [Middleware.Deny] when it does, and otherwise return the framework's
-// error for o.Status().
-func (m *Middleware) Renders(o Outcome) bool {
+// Custom reports whether [Middleware.Deny] would write o with a handler
+// the user gave ([HTTPErrorHandler] for an error, [HTTPDenyHandler] for a
+// denial) rather than a default one. An adapter whose framework renders
+// its own errors uses it to leave the defaults to the framework.
+func (m *Middleware) Custom(o Outcome) bool {
 	if o.Err != nil {
-		return m.ownError
+		return m.customError
 	}
-	return m.ownDeny
+	return m.customDeny
 }
 
 // Handler returns next limited by m, for routers built on http.Handler

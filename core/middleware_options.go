@@ -18,6 +18,9 @@ type HTTPOption func(*Middleware) error
 // proxy, every client would share the proxy's quota.
 func HTTPKeyFunc(fn KeyFunc) HTTPOption {
 	return func(m *Middleware) error {
+		if err := once(m.given, "HTTPKeyFunc"); err != nil {
+			return err
+		}
 		if fn == nil {
 			return fmt.Errorf("ratelimit: HTTPKeyFunc: key func must not be nil")
 		}
@@ -29,6 +32,9 @@ func HTTPKeyFunc(fn KeyFunc) HTTPOption {
 // HTTPCostFunc sets how much quota a request uses (default 1).
 func HTTPCostFunc(fn CostFunc) HTTPOption {
 	return func(m *Middleware) error {
+		if err := m.setCost("HTTPCostFunc"); err != nil {
+			return err
+		}
 		if fn == nil {
 			return fmt.Errorf("ratelimit: HTTPCostFunc: cost func must not be nil")
 		}
@@ -38,9 +44,12 @@ func HTTPCostFunc(fn CostFunc) HTTPOption {
 }
 
 // HTTPCost is shorthand for HTTPCostFunc with a function that returns n:
-// a fixed cost, for an expensive route.
+// a fixed cost, for an expensive route. Giving both is an error.
 func HTTPCost(n int64) HTTPOption {
 	return func(m *Middleware) error {
+		if err := m.setCost("HTTPCost"); err != nil {
+			return err
+		}
 		if n < 0 {
 			return fmt.Errorf("ratelimit: HTTPCost: cost must not be negative, got %d", n)
 		}
@@ -52,6 +61,9 @@ func HTTPCost(n int64) HTTPOption {
 // HTTPSkip lets the requests for which fn returns true bypass the limiter.
 func HTTPSkip(fn SkipFunc) HTTPOption {
 	return func(m *Middleware) error {
+		if err := once(m.given, "HTTPSkip"); err != nil {
+			return err
+		}
 		if fn == nil {
 			return fmt.Errorf("ratelimit: HTTPSkip: skip func must not be nil")
 		}
@@ -64,6 +76,9 @@ func HTTPSkip(fn SkipFunc) HTTPOption {
 // limiter's resolver or default tier).
 func HTTPTierFunc(fn TierFunc) HTTPOption {
 	return func(m *Middleware) error {
+		if err := once(m.given, "HTTPTierFunc"); err != nil {
+			return err
+		}
 		if fn == nil {
 			return fmt.Errorf("ratelimit: HTTPTierFunc: tier func must not be nil")
 		}
@@ -85,26 +100,30 @@ func HTTPRouteScope() HTTPOption {
 	}
 }
 
-// HTTPDenyHandler replaces [DefaultDenyHandler]. With echo it also
-// replaces the *echo.HTTPError the adapter returns otherwise.
+// HTTPDenyHandler replaces [DefaultDenyHandler] (see [Middleware.Custom]).
 func HTTPDenyHandler(h DenyHandler) HTTPOption {
 	return func(m *Middleware) error {
+		if err := once(m.given, "HTTPDenyHandler"); err != nil {
+			return err
+		}
 		if h == nil {
 			return fmt.Errorf("ratelimit: HTTPDenyHandler: deny handler must not be nil")
 		}
-		m.deny, m.ownDeny = h, true
+		m.deny, m.customDeny = h, true
 		return nil
 	}
 }
 
-// HTTPErrorHandler replaces [DefaultErrorHandler]. With echo it also
-// replaces the *echo.HTTPError the adapter returns otherwise.
+// HTTPErrorHandler replaces [DefaultErrorHandler] (see [Middleware.Custom]).
 func HTTPErrorHandler(h ErrorHandler) HTTPOption {
 	return func(m *Middleware) error {
+		if err := once(m.given, "HTTPErrorHandler"); err != nil {
+			return err
+		}
 		if h == nil {
 			return fmt.Errorf("ratelimit: HTTPErrorHandler: error handler must not be nil")
 		}
-		m.onError, m.ownError = h, true
+		m.onError, m.customError = h, true
 		return nil
 	}
 }
@@ -113,10 +132,57 @@ func HTTPErrorHandler(h ErrorHandler) HTTPOption {
 // combine formats with |, or pass [HeadersOff].
 func HTTPHeaders(f HeaderFormat) HTTPOption {
 	return func(m *Middleware) error {
+		if err := once(m.given, "HTTPHeaders"); err != nil {
+			return err
+		}
 		if f&^allHeaderFormats != 0 {
 			return fmt.Errorf("ratelimit: HTTPHeaders: unknown header format %d", uint8(f))
 		}
 		m.formats = f
+		return nil
+	}
+}
+
+// setCost records that the cost option name was given: HTTPCost and
+// HTTPCostFunc set one thing, so together they contradict each other.
+func (m *Middleware) setCost(name string) error {
+	switch m.costBy {
+	case "":
+		m.costBy = name
+		return nil
+	case name:
+		return fmt.Errorf("ratelimit: %s given twice: the second would silently replace the first", name)
+	}
+	return fmt.Errorf("ratelimit: %s and %s contradict each other: both set the cost", m.costBy, name)
+}
+
+// HTTPTierKey sets the lookup key the limiter's [TierResolver] gets for a
+// request ([Request.TierKey]): typically the raw API key, so that the
+// resolver can look up its plan, while the identity (from [HTTPKeyFunc])
+// stays hashed in store keys and logs. The resolver's answers are cached by
+// a hash of the key, never by the key itself. fn returning "" (the request
+// has no key) applies the default tier without asking the resolver; an
+// error stops the request, as a [KeyFunc]'s does. It needs a limiter with
+// [WithTierResolver]; [HTTPTierFunc], when it names a tier, takes
+// precedence.
+//
+//	mw, err := core.NewMiddleware(limiter,
+//		core.HTTPKeyFunc(keyfunc.Must(keyfunc.Header("X-API-Key"))), // hashed identity
+//		core.HTTPTierKey(func(r *http.Request) (string, error) {   // raw lookup key
+//			return r.Header.Get("X-API-Key"), nil
+//		}))
+func HTTPTierKey(fn KeyFunc) HTTPOption {
+	return func(m *Middleware) error {
+		if err := once(m.given, "HTTPTierKey"); err != nil {
+			return err
+		}
+		if fn == nil {
+			return fmt.Errorf("ratelimit: HTTPTierKey: tier key func must not be nil")
+		}
+		if m.limiter.tiers == nil {
+			return fmt.Errorf("ratelimit: HTTPTierKey needs a limiter with WithTierResolver: nothing would read the key")
+		}
+		m.tierKey = fn
 		return nil
 	}
 }

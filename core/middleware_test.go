@@ -194,7 +194,7 @@ func TestMiddlewareHandler(t *testing.T) {
 	}
 }
 
-func TestMiddlewareRenders(t *testing.T) {
+func TestMiddlewareCustom(t *testing.T) {
 	l := newTestLimiter(t, core.WithLimits(core.PerSecond(1)))
 	deny := func(http.ResponseWriter, *http.Request, core.Result) {}
 	fail := func(http.ResponseWriter, *http.Request, error) {}
@@ -212,8 +212,8 @@ func TestMiddlewareRenders(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			mw, err := core.NewMiddleware(l, tt.opts...)
 			require.NoError(t, err)
-			assert.Equal(t, tt.wantDenial, mw.Renders(denial))
-			assert.Equal(t, tt.wantFailure, mw.Renders(failure))
+			assert.Equal(t, tt.wantDenial, mw.Custom(denial))
+			assert.Equal(t, tt.wantFailure, mw.Custom(failure))
 		})
 	}
 }

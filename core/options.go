@@ -26,6 +26,19 @@ const (
 	FailLocal
 )
 
+// String returns the mode's name ("FailOpen").
+func (m FailureMode) String() string {
+	switch m {
+	case FailOpen:
+		return "FailOpen"
+	case FailClosed:
+		return "FailClosed"
+	case FailLocal:
+		return "FailLocal"
+	}
+	return fmt.Sprintf("FailureMode(%d)", uint8(m))
+}
+
 type config struct {
 	tiers       []Tier
 	defaultTier string
@@ -42,6 +55,33 @@ type config struct {
 	nodes       int
 	observers   []Observer
 	shadow      bool
+	modeSet     bool            // WithFailureMode was given
+	given       map[string]bool // the single-valued options given
+}
+
+// once records that the single-valued option name was given, and fails
+// when it already was: the second value would silently replace the first.
+func once(given map[string]bool, name string) error {
+	if given[name] {
+		return fmt.Errorf("ratelimit: %s given twice: the second would silently replace the first", name)
+	}
+	given[name] = true
+	return nil
+}
+
+// check reports the options that contradict each other, whatever their
+// order.
+func (c *config) check() error {
+	if c.fallback != nil && c.modeSet && c.failure != FailLocal {
+		return fmt.Errorf("ratelimit: WithFallback and WithFailureMode(%s) contradict each other: WithFallback selects FailLocal", c.failure)
+	}
+	if c.fallback != nil {
+		c.failure = FailLocal
+	}
+	if c.failure == FailLocal && c.fallback == nil {
+		return errors.New("ratelimit: WithFailureMode(FailLocal) needs a fallback store: use WithFallback")
+	}
+	return nil
 }
 
 // Defaults of [NewLimiter].
@@ -86,6 +126,9 @@ func WithTiers(tiers ...Tier) Option {
 // resolver fails or returns an unknown tier.
 func WithDefaultTier(name string) Option {
 	return func(c *config) error {
+		if err := once(c.given, "WithDefaultTier"); err != nil {
+			return err
+		}
 		c.defaultTier = name
 		return nil
 	}
@@ -95,6 +138,9 @@ func WithDefaultTier(name string) Option {
 // Changing it starts every client from a full quota.
 func WithPrefix(prefix string) Option {
 	return func(c *config) error {
+		if err := once(c.given, "WithPrefix"); err != nil {
+			return err
+		}
 		if err := validatePrefix(prefix); err != nil {
 			return err
 		}
@@ -104,10 +150,15 @@ func WithPrefix(prefix string) Option {
 }
 
 // WithTierResolver makes the limiter ask resolve for the tier of requests
-// that name none. Answers are cached for ttl in at most size entries
-// (defaults 1 minute and 10,000 when zero); errors are not cached.
+// that name none, by their lookup key ([Request.TierKey], else the
+// Identity; the middleware's [HTTPTierKey]). Answers are cached by a hash
+// of the key for ttl in at most size entries (defaults 1 minute and 10,000
+// when zero); errors are not cached.
 func WithTierResolver(resolve TierResolver, ttl time.Duration, size int) Option {
 	return func(c *config) error {
+		if err := once(c.given, "WithTierResolver"); err != nil {
+			return err
+		}
 		switch {
 		case resolve == nil:
 			return fmt.Errorf("ratelimit: tier resolver must not be nil")
@@ -131,10 +182,13 @@ func WithTierResolver(resolve TierResolver, ttl time.Duration, size int) Option 
 // (default [FailOpen]).
 func WithFailureMode(m FailureMode) Option {
 	return func(c *config) error {
+		if err := once(c.given, "WithFailureMode"); err != nil {
+			return err
+		}
 		if m > FailLocal {
 			return fmt.Errorf("ratelimit: unknown failure mode %d", m)
 		}
-		c.failure = m
+		c.failure, c.modeSet = m, true
 		return nil
 	}
 }
@@ -144,6 +198,9 @@ func WithFailureMode(m FailureMode) Option {
 // settings that make it do so.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) error {
+		if err := once(c.given, "WithTimeout"); err != nil {
+			return err
+		}
 		if d <= 0 {
 			return fmt.Errorf("ratelimit: timeout must be positive, got %s", d)
 		}
@@ -164,6 +221,9 @@ func WithTimeout(d time.Duration) Option {
 // off; giving both is an error.
 func WithBreaker(cfg BreakerConfig) Option {
 	return func(c *config) error {
+		if err := once(c.given, "WithBreaker"); err != nil {
+			return err
+		}
 		cfg, err := cfg.withDefaults()
 		if err != nil {
 			return err
@@ -201,6 +261,9 @@ func WithoutBreaker() Option {
 // longest wait of its limits), then asks the store again.
 func WithDenyCache(size int) Option {
 	return func(c *config) error {
+		if err := once(c.given, "WithDenyCache"); err != nil {
+			return err
+		}
 		if size < 0 {
 			return fmt.Errorf("ratelimit: deny cache size must not be negative, got %d", size)
 		}
@@ -209,7 +272,8 @@ func WithDenyCache(size int) Option {
 	}
 }
 
-// WithFallback sets the store used by [FailLocal] and selects that mode.
+// WithFallback sets the store used by [FailLocal] and selects that mode;
+// with [WithFailureMode] of another mode it is an error.
 // Each limit's Rate and Burst are divided by nodes (the number of app nodes
 // sharing the primary store, at least 1), rounded up, so the fleet as a
 // whole stays near the configured limits while the primary is down.
@@ -220,13 +284,16 @@ func WithDenyCache(size int) Option {
 // degraded and never enter the deny cache, so the two clocks never meet.
 func WithFallback(local Store, nodes int) Option {
 	return func(c *config) error {
+		if err := once(c.given, "WithFallback"); err != nil {
+			return err
+		}
 		if local == nil {
 			return fmt.Errorf("ratelimit: fallback store must not be nil")
 		}
 		if nodes < 1 {
 			return fmt.Errorf("ratelimit: fallback nodes must be at least 1, got %d", nodes)
 		}
-		c.fallback, c.nodes, c.failure = local, nodes, FailLocal
+		c.fallback, c.nodes = local, nodes
 		return nil
 	}
 }

@@ -30,12 +30,16 @@ func RecipeTiers() []Tier {
 	}
 }
 
-// A TierResolver returns the tier name of a client identity, typically by
-// looking up the plan of an API key or user. The [Limiter] caches its
-// answers (see [WithTierResolver]); an error or an unknown tier name makes
-// the limiter apply the default tier and report the error in
+// A TierResolver returns the tier name for a lookup key, typically by
+// looking up the plan of an API key or account. The key is the request's
+// [Request.TierKey] (with the middleware, what [HTTPTierKey] returns: the
+// raw API key, say), or its Identity when that is empty; an identity made
+// by keyfunc.Header is a hash ("key:..."), which no plan table knows, so
+// API-key clients need TierKey. The [Limiter] caches the answers by a hash
+// of the key (see [WithTierResolver]); an error or an unknown tier name
+// makes the limiter apply the default tier and report the error in
 // [Result.TierErr].
-type TierResolver func(ctx context.Context, identity string) (string, error)
+type TierResolver func(ctx context.Context, lookupKey string) (string, error)
 
 // maxLimitsPerTier bounds the keys of one store call.
 const maxLimitsPerTier = 16

@@ -2,17 +2,18 @@ package core
 
 import (
 	"context"
+	"crypto/sha256"
 	"sync"
 	"time"
 )
 
 // tierCache remembers a [TierResolver]'s answers for ttl, in at most size
 // entries. When full, it drops expired entries, then arbitrary ones (Go's
-// map order), so a client rotating identities cannot grow it. Entries are
-// keyed by the safe identity ([SafeIdentity]), as store keys are, so an
-// entry holds at most [MaxIdentityLen] bytes of a client's identity however
-// long it is. Errors are not cached: the next request asks the resolver
-// again.
+// map order), so a client rotating keys cannot grow it. Entries are keyed
+// by the SHA-256 of the lookup key, never the key itself: the key may be a
+// raw API key, which must not sit in memory for the life of the entry, and
+// an entry costs 32 bytes however long the key is. Errors are not cached:
+// the next request asks the resolver again.
 type tierCache struct {
 	resolve TierResolver
 	ttl     time.Duration
@@ -20,7 +21,7 @@ type tierCache struct {
 	now     clockFunc
 
 	mu      sync.Mutex
-	entries map[string]tierEntry
+	entries map[[sha256.Size]byte]tierEntry
 }
 
 type tierEntry struct {
@@ -29,19 +30,19 @@ type tierEntry struct {
 }
 
 func newTierCache(resolve TierResolver, ttl time.Duration, size int, now clockFunc) *tierCache {
-	return &tierCache{resolve: resolve, ttl: ttl, size: size, now: now, entries: make(map[string]tierEntry)}
+	return &tierCache{resolve: resolve, ttl: ttl, size: size, now: now, entries: make(map[[sha256.Size]byte]tierEntry)}
 }
 
-// tier returns the cached tier of identity, asking the resolver on a miss.
-func (c *tierCache) tier(ctx context.Context, identity string) (string, error) {
-	now, key := c.now(), SafeIdentity(identity)
+// tier returns the cached tier of lookup, asking the resolver on a miss.
+func (c *tierCache) tier(ctx context.Context, lookup string) (string, error) {
+	now, key := c.now(), sha256.Sum256([]byte(lookup))
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
 	if ok && now.Before(e.expires) {
 		return e.tier, nil
 	}
-	tier, err := c.resolve(ctx, identity)
+	tier, err := c.resolve(ctx, lookup)
 	if err != nil {
 		return "", err
 	}
@@ -49,7 +50,7 @@ func (c *tierCache) tier(ctx context.Context, identity string) (string, error) {
 	return tier, nil
 }
 
-func (c *tierCache) store(key string, e tierEntry, now time.Time) {
+func (c *tierCache) store(key [sha256.Size]byte, e tierEntry, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[key]; !ok && len(c.entries) >= c.size {

@@ -35,8 +35,8 @@ import (
 // cost can never fit; 503 when the limiter fails closed) for the app's
 // HTTPErrorHandler to render; a request that cannot be limited (its key
 // function failed) returns a 500 *echo.HTTPError whose Internal error holds
-// the cause. core.HTTPDenyHandler and core.HTTPErrorHandler render those
-// responses themselves instead. New panics if l is nil or an option is
+// the cause. core.HTTPDenyHandler and core.HTTPErrorHandler, when given,
+// render those responses themselves instead, and New returns nil. New panics if l is nil or an option is
 // invalid: configuration errors show at start-up.
 func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 	mw, err := core.NewMiddleware(l, opts...)
@@ -53,7 +53,7 @@ func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 			switch {
 			case o.Allowed():
 				return next(c)
-			case mw.Renders(o):
+			case mw.Custom(o): // the user's handler renders it
 				mw.Deny(w, r, o)
 				return nil
 			}
