@@ -108,7 +108,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 		return nil, err
 	}
 	knownKey := func(r *http.Request) (string, error) {
-		if tierOf(r) == "" {
+		if plan, _ := planOf(r.Context(), r.Header.Get("X-API-Key")); plan == "" {
 			return "", keyfunc.ErrNoKey // an invented key counts as none: it mints no quota
 		}
 		return apiKey(r)
@@ -118,7 +118,8 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 	violations := core.NewSlogObserver(logger) // sampled; clients appear hashed
 
 	// Fail open: a Redis outage must not become an API outage.
-	api, apiErr := newLimiter("api", store, reg, violations, core.WithTiers(tiers()...), core.WithFailureMode(core.FailOpen))
+	api, apiErr := newLimiter("api", store, reg, violations, core.WithTiers(tiers()...),
+		core.WithTierResolver(planOf, time.Minute, 10_000), core.WithFailureMode(core.FailOpen))
 	// Not open: a brute-force guard that fails open is a bypass while Redis
 	// is down, or while an attacker keeps it busy. Not closed: that locks
 	// every user out. Local: each node guards on its own, so with N nodes a
@@ -138,7 +139,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 	r := gin.New()
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
-	r.GET("/api/hello", ratelimitgin.New(api, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.HTTPTierFunc(tierOf)),
+	r.GET("/api/hello", ratelimitgin.New(api, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.HTTPTierKey(rawAPIKey)),
 		func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"message": "hello"}) })
 	r.POST("/login", ratelimitgin.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip))), func(c *gin.Context) {
 		if c.PostForm("account") == "alice" && c.PostForm("password") == "correct-horse-battery-staple" { // your real check
@@ -180,19 +181,24 @@ func tiers() []core.Tier {
 	}
 }
 
-// tierOf stands in for your API-key database (or a core.TierResolver, which
-// the limiter caches). "", for no or an unknown key, is the first tier, free.
-func tierOf(r *http.Request) string {
-	switch r.Header.Get("X-API-Key") {
+// planOf is the api limiter's core.TierResolver, standing in for your
+// API-key database: the limiter caches its answers by a hash of the key.
+// "", for an unknown key, is the first tier, free.
+func planOf(_ context.Context, apiKey string) (string, error) {
+	switch apiKey {
 	case "pro-demo-key":
-		return "pro"
+		return "pro", nil
 	case "enterprise-demo-key":
-		return "enterprise"
+		return "enterprise", nil
 	case "free-demo-key-1", "free-demo-key-2", "free-demo-key-3":
-		return "free"
+		return "free", nil
 	}
-	return ""
+	return "", nil
 }
+
+// rawAPIKey is the lookup key of planOf (core.HTTPTierKey): the raw key,
+// which only the resolver sees; the identity stays hashed.
+func rawAPIKey(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }
 
 // openStore returns the store the environment names, its description for
 // the start-up log and a function that closes its client.

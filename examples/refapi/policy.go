@@ -19,6 +19,7 @@
 package refapi
 
 import (
+	"context"
 	"net/http"
 	"net/netip"
 	"time"
@@ -80,13 +81,14 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 	p := &Policy{
 		APIOptions: []core.HTTPOption{
 			core.HTTPKeyFunc(keyfunc.FirstOf(knownAPIKey, ip)),
-			core.HTTPTierFunc(tierOf),
+			core.HTTPTierKey(rawAPIKey), // the resolver looks the raw key up; the identity stays hashed
 		},
 		LoginOptions:   []core.HTTPOption{core.HTTPKeyFunc(keyfunc.Composite(account, ip))},
 		WebhookOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.PathValue("source"))},
 	}
 	// Distinct prefixes: the three limiters never count against each other.
-	if p.API, err = core.NewLimiter(store, core.WithPrefix("rl:api"), core.WithTiers(Tiers()...)); err != nil {
+	if p.API, err = core.NewLimiter(store, core.WithPrefix("rl:api"), core.WithTiers(Tiers()...),
+		core.WithTierResolver(PlanOf, time.Minute, 10_000)); err != nil {
 		return nil, err
 	}
 	login := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
@@ -119,9 +121,15 @@ func knownAPIKey(r *http.Request) (string, error) {
 	return apiKeyHeader(r)
 }
 
-func tierOf(r *http.Request) string {
-	if tier := DemoKeys[r.Header.Get("X-API-Key")]; tier != "" {
-		return tier
+// PlanOf is the API limiter's core.TierResolver: the plan of an API key,
+// standing in for a database query; the limiter caches its answers by a
+// hash of the key. An unknown key has the free plan.
+func PlanOf(_ context.Context, apiKey string) (string, error) {
+	if tier := DemoKeys[apiKey]; tier != "" {
+		return tier, nil
 	}
-	return "free"
+	return "free", nil
 }
+
+// rawAPIKey is PlanOf's lookup key (core.HTTPTierKey): the raw X-API-Key.
+func rawAPIKey(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }
