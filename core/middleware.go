@@ -41,7 +41,8 @@ type ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error)
 // adapter: it picks the identity, tier and cost of a request, takes the
 // limiter, sets the rate-limit fields and renders denials and errors. An
 // adapter only supplies the route template and turns an [Outcome] into
-// "continue" or "stop" (see [Middleware.Decide] and [Middleware.Deny]).
+// "continue" or "stop" (see [Middleware.Decide] and [Middleware.Deny]) and,
+// after the handler, calls [Middleware.Finish] with the response's status.
 //
 // A Middleware is safe for concurrent use. Make one with [NewMiddleware].
 type Middleware struct {
@@ -54,6 +55,7 @@ type Middleware struct {
 	deny        DenyHandler
 	onError     ErrorHandler
 	tierKey     KeyFunc
+	finish      FinishFunc      // nil: no after-handler work
 	customDeny  bool            // deny set by HTTPDenyHandler
 	customError bool            // onError set by HTTPErrorHandler
 	costBy      string          // the cost option given, during construction
@@ -194,14 +196,21 @@ func (m *Middleware) Custom(o Outcome) bool {
 }
 
 // Handler returns next limited by m, for routers built on http.Handler
-// (net/http, chi). route returns the route template of a request.
+// (net/http, chi). route returns the route template of a request. When m
+// [Middleware.Finishes], next writes through a status-recording wrapper
+// (which keeps http.Flusher, http.Hijacker and http.ResponseController
+// working) and [Middleware.Finish] runs after it; otherwise next gets w as
+// is.
 func (m *Middleware) Handler(next http.Handler, route func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o := m.Decide(w, r, route(r))
-		if !o.Allowed() {
+		switch {
+		case !o.Allowed():
 			m.Deny(w, r, o)
-			return
+		case m.finish == nil:
+			next.ServeHTTP(w, r)
+		default:
+			m.serveFinishing(next, w, r, o)
 		}
-		next.ServeHTTP(w, r)
 	})
 }

@@ -25,6 +25,14 @@ func TestScenarios(t *testing.T) {
 			r.Get("/healthz", ok)
 			return r
 		},
+		Finish: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+			r := chi.NewRouter()
+			r.Use(ratelimitchi.New(l, opts...))
+			for path, h := range adaptertest.FinishRoutes {
+				r.Get(path, h)
+			}
+			return r
+		},
 		PerRoute: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
 			r := chi.NewRouter()
 			r.With(ratelimitchi.New(l, opts...)).Get("/items/{id}", ok)

@@ -7,6 +7,7 @@
 package ratelimitecho
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -51,6 +52,8 @@ func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 			}
 			o := mw.Decide(w, r, c.Path())
 			switch {
+			case o.Allowed() && mw.Finishes():
+				return serve(c, next, mw, o)
 			case o.Allowed():
 				return next(c)
 			case mw.Custom(o): // the user's handler renders it
@@ -60,4 +63,33 @@ func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 			return echo.NewHTTPError(o.Status(), http.StatusText(o.Status())).SetInternal(o.Err)
 		}
 	}
+}
+
+// serve runs next, then mw.Finish with the final status, also when next
+// panics (the panic goes on). A handler's error is rendered by echo after
+// every middleware has returned, so its status is the one echo's default
+// HTTPErrorHandler would write: an *echo.HTTPError's code, else 500.
+func serve(c echo.Context, next echo.HandlerFunc, mw *core.Middleware, o core.Outcome) error {
+	w, r := c.Response(), c.Request()
+	returned := false
+	defer func() {
+		if !returned {
+			mw.Finish(w, r, o, core.PanicStatus(w.Status, w.Committed))
+		}
+	}()
+	err := next(c)
+	returned = true
+	mw.Finish(w, r, o, finalStatus(w, err))
+	return err
+}
+
+func finalStatus(w *echo.Response, err error) int {
+	var he *echo.HTTPError
+	switch {
+	case err == nil || w.Committed:
+		return w.Status
+	case errors.As(err, &he):
+		return he.Code
+	}
+	return http.StatusInternalServerError
 }

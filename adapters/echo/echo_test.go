@@ -2,6 +2,7 @@ package ratelimitecho_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -27,6 +28,14 @@ func TestScenarios(t *testing.T) {
 			e.GET("/hello", ok)
 			e.GET("/users/:id", ok)
 			e.GET("/healthz", ok)
+			return e
+		},
+		Finish: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+			e := echo.New()
+			e.Use(ratelimitecho.New(l, opts...))
+			for path, h := range adaptertest.FinishRoutes {
+				e.GET(path, echo.WrapHandler(h))
+			}
 			return e
 		},
 		PerRoute: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
@@ -108,4 +117,25 @@ func TestMounts(t *testing.T) {
 
 func TestNewPanicsOnBadConfig(t *testing.T) {
 	assert.PanicsWithValue(t, "ratelimitecho.New: ratelimit: middleware: limiter must not be nil", func() { ratelimitecho.New(nil) })
+}
+
+// echo renders a handler's error after every middleware returned: Finish
+// gets the status echo's error handler writes for it.
+func TestFinishGetsTheStatusOfAHandlersError(t *testing.T) {
+	var got []int
+	store, err := memstore.New()
+	require.NoError(t, err)
+	l := core.MustNewLimiter(store, core.WithLimits(core.PerMinute(100)))
+	e := echo.New()
+	e.Use(ratelimitecho.New(l, core.HTTPFinish(func(_ *http.Request, _ core.Outcome, status int) { got = append(got, status) })))
+	e.GET("/teapot", func(echo.Context) error { return echo.NewHTTPError(http.StatusTeapot) })
+	e.GET("/bug", func(echo.Context) error { return errors.New("bug") })
+	e.GET("/written", func(c echo.Context) error {
+		_ = c.NoContent(http.StatusAccepted)
+		return errors.New("after the response")
+	})
+	for _, path := range []string{"/teapot", "/bug", "/written"} {
+		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+	}
+	assert.Equal(t, []int{http.StatusTeapot, http.StatusInternalServerError, http.StatusAccepted}, got)
 }

@@ -44,11 +44,29 @@ func New(l *core.Limiter, opts ...core.HTTPOption) gin.HandlerFunc {
 			c.Request.SetPathValue(p.Key, p.Value)
 		}
 		o := mw.Decide(c.Writer, c.Request, c.FullPath())
-		if o.Allowed() {
+		switch {
+		case o.Allowed() && mw.Finishes():
+			next(c, mw, o)
+			return
+		case o.Allowed():
 			c.Next()
 			return
 		}
 		mw.Deny(c.Writer, c.Request, o)
 		c.Abort()
 	}
+}
+
+// next runs the rest of the chain, then mw.Finish with the final status,
+// also when a handler panics (the panic goes on).
+func next(c *gin.Context, mw *core.Middleware, o core.Outcome) {
+	returned := false
+	defer func() {
+		if !returned {
+			mw.Finish(c.Writer, c.Request, o, core.PanicStatus(c.Writer.Status(), c.Writer.Written()))
+		}
+	}()
+	c.Next()
+	returned = true
+	mw.Finish(c.Writer, c.Request, o, c.Writer.Status())
 }

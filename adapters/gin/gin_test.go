@@ -39,6 +39,14 @@ func TestScenarios(t *testing.T) {
 			r.GET("/items/:id", ratelimitgin.New(l, opts...), ok)
 			return r
 		},
+		Finish: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+			r := gin.New()
+			r.Use(ratelimitgin.New(l, opts...))
+			for path, h := range adaptertest.FinishRoutes {
+				r.GET(path, gin.WrapF(h))
+			}
+			return r
+		},
 		UsersRoute: "/users/:id",
 	})
 }

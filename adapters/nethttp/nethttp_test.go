@@ -26,6 +26,13 @@ func TestScenarios(t *testing.T) {
 		New: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
 			return ratelimithttp.Handler(newMux(), l, opts...)
 		},
+		Finish: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+			mux := http.NewServeMux()
+			for path, h := range adaptertest.FinishRoutes {
+				mux.Handle("GET "+path, h)
+			}
+			return ratelimithttp.New(l, opts...)(mux)
+		},
 		PerRoute: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
 			mux := http.NewServeMux()
 			mux.Handle("GET /items/{id}", ratelimithttp.New(l, opts...)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })))

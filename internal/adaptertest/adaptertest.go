@@ -47,6 +47,17 @@ type Router struct {
 	// mounted on that route only, the way the examples mount the webhook
 	// limiter.
 	PerRoute func(l *core.Limiter, opts ...core.HTTPOption) http.Handler
+	// Finish returns the framework's real router with the adapter built
+	// from l and opts mounted for every route, serving:
+	//
+	//	GET /teapot  writes status 418, body "short and stout"
+	//	GET /quiet   writes nothing
+	//	GET /panic   panics with ErrPanic before writing
+	//	GET /stream  flushes through http.NewResponseController(w), fails
+	//	             with 500 if that errors, then writes "flushed"
+	//
+	// without any middleware that recovers panics.
+	Finish func(l *core.Limiter, opts ...core.HTTPOption) http.Handler
 	// OwnErrorBodies is set when, without a deny or error handler, the
 	// framework's error handler renders denials and errors (echo), so the
 	// body is not the core problem document.
@@ -129,6 +140,79 @@ func Run(t *testing.T, rt Router) {
 	})
 	t.Run("path parameters reach keyfunc.PathValue", func(t *testing.T) {
 		runPathValue(t, rt)
+	})
+	t.Run("Finish runs once after the handler, with its status", func(t *testing.T) {
+		runFinish(t, rt)
+	})
+}
+
+// ErrPanic is what the /panic route of [Router.Finish] panics with.
+var ErrPanic = errors.New("adaptertest: handler panic")
+
+type finished struct {
+	path   string
+	status int
+	tier   string
+}
+
+// runFinish checks that every adapter calls Middleware.Finish exactly once
+// per admitted request, after the handler, with the final status, also when
+// the handler panics (and that the panic still reaches the caller), never
+// for a denied request, and that a handler can still flush.
+func runFinish(t *testing.T, rt Router) {
+	require.NotNil(t, rt.Finish, "Router.Finish")
+	var mu sync.Mutex
+	var got []finished
+	record := core.HTTPFinish(func(r *http.Request, o core.Outcome, status int) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, finished{r.URL.Path, status, o.Result.Tier})
+	})
+	h := rt.Finish(newLimiter(t, nil, core.WithLimits(core.PerMinute(5))), record)
+	serve := func(path string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		r.RemoteAddr = alice + ":1234"
+		h.ServeHTTP(w, r)
+		return w
+	}
+	takeFinished := func() []finished {
+		mu.Lock()
+		defer mu.Unlock()
+		out := got
+		got = nil
+		return out
+	}
+
+	tests := []struct {
+		path       string
+		wantStatus int
+	}{
+		{"/teapot", http.StatusTeapot},
+		{"/quiet", http.StatusOK},
+		{"/stream", http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			w := serve(tt.path)
+			require.Equal(t, tt.wantStatus, w.Code)
+			assert.Equal(t, []finished{{tt.path, tt.wantStatus, core.DefaultTierName}}, takeFinished())
+			if tt.path == "/stream" {
+				assert.True(t, w.Flushed, "the handler's flush reached the connection")
+				assert.Equal(t, "flushed", w.Body.String())
+			}
+		})
+	}
+	t.Run("/panic", func(t *testing.T) {
+		assert.PanicsWithError(t, ErrPanic.Error(), func() { serve("/panic") }, "the panic goes on")
+		assert.Equal(t, []finished{{"/panic", http.StatusInternalServerError, core.DefaultTierName}}, takeFinished())
+	})
+	t.Run("a denied request has no handler to finish", func(t *testing.T) {
+		w := serve("/quiet") // the 5th of 5 per minute
+		require.Equal(t, http.StatusOK, w.Code)
+		takeFinished()
+		require.Equal(t, http.StatusTooManyRequests, serve("/quiet").Code)
+		assert.Empty(t, takeFinished())
 	})
 }
 
@@ -321,4 +405,22 @@ func runConcurrent(t *testing.T, rt Router) {
 		counts[c]++
 	}
 	assert.Equal(t, map[int]int{http.StatusOK: burst, http.StatusTooManyRequests: requests - burst}, counts)
+}
+
+// FinishRoutes are the handlers of [Router.Finish], by path, for a
+// framework to mount (gin.WrapF, echo.WrapHandler, or as they are).
+var FinishRoutes = map[string]http.HandlerFunc{
+	"/teapot": func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+		_, _ = w.Write([]byte("short and stout"))
+	},
+	"/quiet": func(http.ResponseWriter, *http.Request) {},
+	"/panic": func(http.ResponseWriter, *http.Request) { panic(ErrPanic) },
+	"/stream": func(w http.ResponseWriter, _ *http.Request) {
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("flushed"))
+	},
 }

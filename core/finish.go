@@ -1,0 +1,117 @@
+package core
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+)
+
+// A FinishFunc runs after the handler of a request the [Middleware] let
+// through has returned, with the request's [Outcome] and the response's
+// status ([Middleware.Finish]).
+type FinishFunc = func(r *http.Request, o Outcome, status int)
+
+// HTTPFinish sets fn to run once after the handler of every request the
+// middleware let through, also when the handler panics (fn runs, then the
+// panic goes on), with the final status of the response: what the handler
+// wrote, 200 when it wrote nothing, 500 when it panicked before writing
+// (what a recovering middleware answers). For work that needs the
+// response, such as counting statuses per tier. A panic in fn itself is
+// not recovered.
+func HTTPFinish(fn FinishFunc) HTTPOption {
+	return func(m *Middleware) error {
+		if err := once(m.given, "HTTPFinish"); err != nil {
+			return err
+		}
+		if fn == nil {
+			return fmt.Errorf("ratelimit: HTTPFinish: finish func must not be nil")
+		}
+		m.finish = fn
+		return nil
+	}
+}
+
+// Finishes reports whether m has work after the handler ([Middleware.Finish]
+// does something). Adapters skip reading the status, and net/http wrapping
+// the ResponseWriter, when it does not, so the common path costs nothing.
+func (m *Middleware) Finishes() bool { return m.finish != nil }
+
+// Finish is the after-handler hook every adapter calls, once, after the
+// handler of a request Decide allowed has returned, or while it panics,
+// before the panic goes on, with the response's final status (see
+// [HTTPFinish] for the status of a panic). It does nothing unless m
+// [Middleware.Finishes].
+func (m *Middleware) Finish(w http.ResponseWriter, r *http.Request, o Outcome, status int) {
+	if m.finish != nil {
+		m.finish(r, o, status)
+	}
+}
+
+// PanicStatus is the status [Middleware.Finish] is given for a handler that
+// panicked: written, when the handler wrote a status before it panicked, or
+// else 500.
+func PanicStatus(written int, wroteHeader bool) int {
+	if wroteHeader {
+		return written
+	}
+	return http.StatusInternalServerError
+}
+
+// serveFinishing serves next on a status-recording w, then calls Finish,
+// also when next panics.
+func (m *Middleware) serveFinishing(next http.Handler, w http.ResponseWriter, r *http.Request, o Outcome) {
+	sw := &statusWriter{ResponseWriter: w}
+	returned := false
+	defer func() {
+		if !returned { // next panicked; the panic goes on after this
+			m.Finish(w, r, o, PanicStatus(sw.status, sw.wrote))
+		}
+	}()
+	next.ServeHTTP(sw, r)
+	returned = true
+	status := http.StatusOK
+	if sw.wrote {
+		status = sw.status
+	}
+	m.Finish(w, r, o, status)
+}
+
+// statusWriter records the status of a response. It unwraps
+// (http.ResponseController), flushes and hijacks through the writer it
+// wraps, so streaming and WebSocket handlers keep working.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote && code >= 200 { // 1xx are interim
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap returns the wrapped writer, for http.ResponseController.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush implements http.Flusher when the wrapped writer can flush.
+func (w *statusWriter) Flush() {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack implements http.Hijacker when the wrapped writer can hijack.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
