@@ -33,6 +33,10 @@ import (
 // wherever the middleware is mounted. Unmatched requests, and requests not
 // served by a chi router, have the pattern "".
 //
+// With after-handler work (core.HTTPFinish), the handler writes through a
+// status-recording wrapper (see core.Middleware.Handler) and
+// core.Middleware.Finish gets the final status, also when it panics.
+//
 // New panics if l is nil or an option is invalid: configuration errors show
 // at start-up.
 func New(l *core.Limiter, opts ...core.HTTPOption) func(http.Handler) http.Handler {

@@ -37,7 +37,11 @@ import (
 // HTTPErrorHandler to render; a request that cannot be limited (its key
 // function failed) returns a 500 *echo.HTTPError whose Internal error holds
 // the cause. core.HTTPDenyHandler and core.HTTPErrorHandler, when given,
-// render those responses themselves instead, and New returns nil. New panics if l is nil or an option is
+// render those responses themselves instead, and New returns nil. After the
+// handler of an admitted request, core.Middleware.Finish gets the final
+// status (core.HTTPFinish): c.Response().Status, or for a returned error the
+// status echo's default error handler gives it, also when the handler
+// panics. New panics if l is nil or an option is
 // invalid: configuration errors show at start-up.
 func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 	mw, err := core.NewMiddleware(l, opts...)
