@@ -29,7 +29,9 @@ type config struct {
 // default is the wall clock read once at [New], then advanced by the
 // monotonic clock: one clock read per take instead of two, and immune to
 // wall-clock steps. Whatever the clock, a reading that goes back admits no
-// more than the limits allow (see [Store]).
+// more than the limits allow (see [Store]). It is the one clock a test sets:
+// a [core.Limiter] over the store times its deny cache, tier cache and
+// breaker with it too ([Store.Clock]).
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {

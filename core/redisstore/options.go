@@ -19,7 +19,9 @@ type config struct {
 // WithClock makes the store send now() with every take instead of letting
 // Redis read its own clock (TIME). It exists for tests, which need
 // deterministic time (core/storetest); never use it in production, where
-// app nodes with different clocks would disagree.
+// app nodes with different clocks would disagree. A [core.Limiter] over the
+// store times its deny cache, tier cache and breaker with it too
+// ([Store.Clock]).
 func WithClock(now func() time.Time) Option {
 	return func(c *config) { c.now = now }
 }
