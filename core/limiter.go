@@ -77,7 +77,8 @@ type Request struct {
 // tier names, an unknown default tier, a bad key prefix. Options never
 // override each other silently: a single-valued option given twice, or two
 // that contradict each other ([WithFallback] and [WithFailureMode](FailOpen),
-// [WithBreaker] and [WithoutBreaker]), are an error naming both.
+// [WithBreaker] and [WithoutBreaker]), are an error naming both; so is a
+// timeout the store cannot keep ([TimeoutChecker]).
 func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: store must not be nil")
@@ -90,6 +91,11 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	}
 	if err := c.check(); err != nil {
 		return nil, err
+	}
+	if tc, ok := store.(TimeoutChecker); ok {
+		if err := tc.CheckTimeout(c.timeout); err != nil {
+			return nil, fmt.Errorf("ratelimit: WithTimeout(%s) does not fit the store: %w", c.timeout, err)
+		}
 	}
 	if len(c.observers) == 0 {
 		c.observers = []Observer{failureLog()}

@@ -62,6 +62,18 @@ type Clocked interface {
 	Clock() func() time.Time
 }
 
+// TimeoutChecker is implemented by stores whose client settings bound the
+// decision budget they can keep, such as core/redisstore on a Redis
+// Cluster. [NewLimiter] calls CheckTimeout with its timeout ([WithTimeout])
+// and fails with the error, so a budget the store cannot keep is a
+// construction error, not a double charge at request time. A store that
+// wraps another should forward it.
+type TimeoutChecker interface {
+	// CheckTimeout returns an error saying why the store cannot keep a
+	// budget of d, or nil.
+	CheckTimeout(d time.Duration) error
+}
+
 // clockFunc is a time source: a store's clock ([Clocked]) or time.Now.
 type clockFunc func() time.Time
 

@@ -762,8 +762,7 @@ func TestBatchingClusterManualFailover(t *testing.T) {
 	nodes := countNodes(client)
 	store := batchedSafeStore(t, client)
 	short := faultLimiter(t, store, client, []core.Limit{dayQuota}, core.WithBreaker(core.BreakerConfig{}))
-	long := faultLimiter(t, store, client, []core.Limit{dayQuota}, core.WithBreaker(core.BreakerConfig{}),
-		core.WithTimeout(150*time.Millisecond))
+	long := faultLimiterTimeout(t, 150*time.Millisecond, store, client, []core.Limit{dayQuota}, core.WithBreaker(core.BreakerConfig{}))
 	ids := identities("client", 12)
 	keys := make([]string, len(ids))
 	for i, id := range ids {

@@ -46,10 +46,8 @@ func CheckClient(client redis.Scripter, budget time.Duration) []string {
 				budget, timeout(s.readTimeout), timeout(s.writeTimeout)))
 		}
 	}
-	if s.redirects > 0 && s.readTimeout > 0 && s.readTimeout < budget {
-		problems = append(problems, fmt.Sprintf(
-			"ReadTimeout %s is shorter than the %s budget: a slow reply times out early and the cluster client resends the script (MaxRedirects %d), which can charge a request twice",
-			s.readTimeout, budget, s.redirects))
+	if p := resendRisk(s, budget); p != "" {
+		problems = append(problems, p)
 	}
 	if s.maxRetries > 0 {
 		problems = append(problems, fmt.Sprintf(
@@ -87,4 +85,32 @@ func timeout(d time.Duration) string {
 		return "none"
 	}
 	return d.String()
+}
+
+// resendRisk describes how a cluster client with settings s may resend a
+// script that ran, charging a request twice, under budget; "" when it
+// cannot.
+func resendRisk(s clientSettings, budget time.Duration) string {
+	if s.redirects == 0 || s.readTimeout <= 0 || s.readTimeout >= budget {
+		return ""
+	}
+	return fmt.Sprintf("ReadTimeout %s is shorter than the %s budget: a slow reply times out early and the cluster client resends the script (MaxRedirects %d), which can charge a request twice",
+		s.readTimeout, budget, s.redirects)
+}
+
+// CheckTimeout implements [core.TimeoutChecker]: it fails when a decision
+// budget of d could make the client charge a request twice (a cluster
+// client whose ReadTimeout is shorter than d), so [core.NewLimiter] refuses
+// a [core.WithTimeout] the client cannot keep. The safe clients
+// ([NewClusterClient]) keep any budget up to [BackstopTimeout]. Risks that
+// cost latency but not exactness are only logged, by [New].
+func (s *Store) CheckTimeout(d time.Duration) error {
+	settings, ok := settingsOf(s.client)
+	if !ok {
+		return nil
+	}
+	if p := resendRisk(settings, d); p != "" {
+		return fmt.Errorf("redisstore: %s; build the client with longer socket timeouts", p)
+	}
+	return nil
 }

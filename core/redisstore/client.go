@@ -24,21 +24,24 @@ import (
 //     but whose reply was lost charges the request twice; and a retry never
 //     fits a 50 ms budget anyway. The NOSCRIPT fallback to EVAL is not a
 //     retry (Script.Run does it) and keeps working.
-//   - ReadTimeout, WriteTimeout, PoolTimeout and DialTimeout 1 s
+//   - ReadTimeout, WriteTimeout, PoolTimeout and DialTimeout 500 ms
 //     ([BackstopTimeout]), DialerRetries 1: backstops for what runs without
 //     a deadline (cluster topology reloads, background dials of the warm
 //     pool, the application's own commands), never reached by a decision
-//     whose budget is shorter. They are safe for any budget up to 1 s; a
-//     cluster client whose ReadTimeout is shorter than the budget could
-//     resend a script, which [CheckClient] reports.
+//     whose budget is shorter. Short, because a cluster reload asks nodes
+//     one by one and waits ReadTimeout on a frozen one; at least the
+//     budget, because a cluster client whose ReadTimeout is shorter could
+//     resend a script that ran. A limiter whose timeout is longer fails at
+//     construction ([Store.CheckTimeout]).
 //   - MinIdleConns GOMAXPROCS when unset (a negative value is kept: no warm
 //     pool): a burst does not spend its budgets dialing.
 const (
 	// BackstopTimeout is the socket, pool and dial timeout of the clients
-	// [SafeOptions] and its siblings build: longer than any sane decision
-	// budget, which the context deadline enforces, and short enough that a
-	// frozen node stalls background work for at most a second.
-	BackstopTimeout = time.Second
+	// [SafeOptions] and its siblings build: ten times [core.DefaultTimeout],
+	// longer than any sane decision budget (which the context deadline
+	// enforces), and short enough that a frozen node stalls background
+	// work, such as a cluster topology reload, for at most half a second.
+	BackstopTimeout = 500 * time.Millisecond
 	// clusterReloadInterval bounds how stale a cluster client's slot map
 	// gets without errors; errors reload it at once (see [Store.Take]).
 	clusterReloadInterval = 10 * time.Second
@@ -46,7 +49,7 @@ const (
 
 // SafeOptions returns a copy of opt with the settings that keep every call
 // of a [Store] within the limiter's timeout ([core.WithTimeout]), whatever
-// it is: ContextTimeoutEnabled, no retries, [BackstopTimeout] socket, pool
+// it is up to [BackstopTimeout]: ContextTimeoutEnabled, no retries, [BackstopTimeout] socket, pool
 // and dial timeouts, and a warm pool. Other fields (address, credentials,
 // TLS, PoolSize) are kept. opt is not changed.
 func SafeOptions(opt *redis.Options) *redis.Options {

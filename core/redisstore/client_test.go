@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 )
 
@@ -136,5 +137,31 @@ func TestSafeClientsFitAnyBudgetUpToTheBackstop(t *testing.T) {
 	}
 	got := redisstore.CheckClient(cluster, 2*redisstore.BackstopTimeout)
 	require.Len(t, got, 1)
-	assert.Contains(t, got[0], "shorter than the 2s budget")
+	assert.Contains(t, got[0], "shorter than the 1s budget")
+}
+
+// The budget is set once, with core.WithTimeout; a budget the client cannot
+// keep without risking a double charge fails at NewLimiter, naming both.
+func TestNewLimiterRefusesATimeoutTheClusterClientCannotKeep(t *testing.T) {
+	cluster := redisstore.NewClusterClient(&redis.ClusterOptions{Addrs: []string{unreachable}, MinIdleConns: -1})
+	t.Cleanup(func() { _ = cluster.Close() })
+	store, err := redisstore.New(cluster)
+	require.NoError(t, err)
+	limits := core.WithLimits(core.PerSecond(10))
+
+	for _, d := range []time.Duration{time.Millisecond, core.DefaultTimeout, redisstore.BackstopTimeout} {
+		_, err := core.NewLimiter(store, limits, core.WithTimeout(d))
+		assert.NoError(t, err, "WithTimeout(%s)", d)
+	}
+	_, err = core.NewLimiter(store, limits, core.WithTimeout(2*redisstore.BackstopTimeout))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "WithTimeout(1s)")
+	assert.Contains(t, err.Error(), "ReadTimeout 500ms is shorter than the 1s budget")
+
+	standalone := redisstore.NewClient(&redis.Options{Addr: unreachable, MinIdleConns: -1})
+	t.Cleanup(func() { _ = standalone.Close() })
+	s2, err := redisstore.New(standalone)
+	require.NoError(t, err)
+	_, err = core.NewLimiter(s2, limits, core.WithTimeout(2*redisstore.BackstopTimeout))
+	assert.NoError(t, err, "a standalone client resends nothing: a longer budget only ends slow reads early")
 }

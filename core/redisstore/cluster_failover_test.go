@@ -184,8 +184,7 @@ func TestClusterManualFailover(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	store := safeStore(t, client)
 	short := faultLimiter(t, store, client, []core.Limit{bigLimit}, core.WithBreaker(core.BreakerConfig{}))
-	long := faultLimiter(t, store, client, []core.Limit{bigLimit}, core.WithBreaker(core.BreakerConfig{}),
-		core.WithTimeout(150*time.Millisecond))
+	long := faultLimiterTimeout(t, 150*time.Millisecond, store, client, []core.Limit{bigLimit}, core.WithBreaker(core.BreakerConfig{}))
 	ids := identities("client", 12)
 	keys := make([]string, len(ids))
 	for i, id := range ids {

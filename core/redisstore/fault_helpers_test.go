@@ -212,9 +212,15 @@ func (c *scriptCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // checker), and opts.
 func faultLimiter(t *testing.T, store core.Store, checker redis.UniversalClient, limits []core.Limit, opts ...core.Option) *core.Limiter {
 	t.Helper()
+	return faultLimiterTimeout(t, budget, store, checker, limits, opts...)
+}
+
+// faultLimiterTimeout is faultLimiter with the limiter's timeout.
+func faultLimiterTimeout(t *testing.T, timeout time.Duration, store core.Store, checker redis.UniversalClient, limits []core.Limit, opts ...core.Option) *core.Limiter {
+	t.Helper()
 	prefix := redistest.Prefix(t)
 	t.Cleanup(func() { assertKeysExpire(t, checker, prefix) })
-	opts = append([]core.Option{core.WithLimits(limits...), core.WithPrefix(prefix), core.WithTimeout(budget)}, opts...)
+	opts = append([]core.Option{core.WithLimits(limits...), core.WithPrefix(prefix), core.WithTimeout(timeout)}, opts...)
 	l, err := core.NewLimiter(store, opts...)
 	require.NoError(t, err)
 	return l

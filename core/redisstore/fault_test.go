@@ -272,10 +272,12 @@ func assertGoroutinesBack(t *testing.T, before int) {
 }
 
 // poolWait reports whether a take failed while waiting for a pooled
-// connection: the pool's timeout, or the deadline outside a socket read.
+// connection: the pool's timeout, or the deadline outside a socket read or
+// write (which fails as a *net.OpError). context.DeadlineExceeded is itself
+// a net.Error, so the socket is told apart by its *net.OpError.
 func poolWait(err error) bool {
-	var nerr net.Error
-	return errors.Is(err, redis.ErrPoolTimeout) || (errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &nerr))
+	var opErr *net.OpError
+	return errors.Is(err, redis.ErrPoolTimeout) || (errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &opErr))
 }
 
 // TestPoolExhaustion sends 64 concurrent callers through a pool of 2

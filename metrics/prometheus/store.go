@@ -27,8 +27,9 @@ const (
 // cache, open breaker) are not observed. The returned store implements
 // [core.NonBlocking] and [core.Sharded] when s does, so the limiter treats
 // it as it would treat s (no timeout for a memory store, one breaker per
-// Redis Cluster master), and [core.Clocked] with s's clock, so a test clock
-// given to s still drives the limiter.
+// Redis Cluster master), and [core.Clocked] and [core.TimeoutChecker] as s
+// does, so a test clock given to s still drives the limiter and a timeout s
+// cannot keep is still refused.
 func (c *Collector) InstrumentStore(s core.Store) core.Store {
 	return c.instrumentStore(s, time.Now)
 }
@@ -81,6 +82,14 @@ func (timedLocalSharded) NonBlocking() {}
 func (s *timedStore) Clock() func() time.Time {
 	if c, ok := s.store.(core.Clocked); ok {
 		return c.Clock()
+	}
+	return nil
+}
+
+// CheckTimeout implements [core.TimeoutChecker] for the timed store.
+func (s *timedStore) CheckTimeout(d time.Duration) error {
+	if c, ok := s.store.(core.TimeoutChecker); ok {
+		return c.CheckTimeout(d)
 	}
 	return nil
 }
