@@ -92,7 +92,7 @@ func (e env) nsIDs() []string {
 func (e env) oursClient() *redis.Client {
 	o := e.srv.options()
 	o.PoolSize = e.pool
-	return redisstore.NewClient(o, core.DefaultTimeout)
+	return redisstore.NewClient(o)
 }
 
 // peerClient is a plain go-redis client, as the peers' READMEs build it,
