@@ -4,7 +4,7 @@ PKGS    ?= ./...
 TESTFLAGS ?= -race -shuffle=on -timeout 20m
 BENCHFLAGS ?=
 
-.PHONY: test vet fmt-check unit bench bench-micro demo redis promtool
+.PHONY: test vet fmt-check unit bench bench-micro demo redis promtool pictures
 
 ## test: vet, format check and every test under -race, with real Redis servers.
 test: redis promtool fmt-check vet
@@ -35,6 +35,11 @@ bench: redis
 ## bench-micro: the store micro-benchmarks (run side by side; the machine is shared and noisy).
 bench-micro: redis
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./core/memstore ./core/redisstore
+
+## pictures: redraws docs/pictures/*.svg (docs/algorithms.md) from runs of the memory store;
+## internal/cmd/pictures' test fails when the committed ones are stale.
+pictures:
+	$(GO) run ./internal/cmd/pictures -out docs/pictures
 
 ## demo: the reference API under scripted traffic (see README).
 demo:
