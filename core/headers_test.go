@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -167,4 +168,101 @@ func TestHeaderFormatString(t *testing.T) {
 			assert.Equal(t, tt.want, tt.f.String())
 		})
 	}
+}
+
+// TestSetHeadersSyntax writes every format for results of each kind and
+// parses each field by the syntax its specification gives: the IETF fields
+// as RFC 9651 Lists of the items draft-ietf-httpapi-ratelimit-headers-11
+// defines, the legacy fields as the sf-integers of drafts 02-06,
+// X-RateLimit-* and Retry-After as digits (Unix seconds, delay-seconds).
+func TestSetHeadersSyntax(t *testing.T) {
+	window := core.PerMinute(30).WithAlgorithm(core.FixedWindow).WithName("per.minute")
+	results := map[string]core.Result{
+		"allowed": {Allowed: true, Decisions: []core.Decision{
+			{Limit: perSecond, Allowed: true, Remaining: 99, ResetAfter: 100 * time.Millisecond},
+			{Limit: window, Allowed: true, Remaining: 3, ResetAfter: 59*time.Second + time.Microsecond},
+		}},
+		"exhausted": {Decisions: []core.Decision{
+			{Limit: perSecond, Allowed: true, Remaining: 40, ResetAfter: 6 * time.Second},
+			{Limit: window, Reason: core.Exhausted, ResetAfter: 20 * time.Second, RetryAfter: 20 * time.Second},
+		}},
+		"cost too high": {Decisions: []core.Decision{
+			{Limit: perSecond, Reason: core.CostTooHigh, Remaining: 100},
+		}},
+		"fallback": {Degraded: true, Fallback: true, Decisions: []core.Decision{
+			{Limit: window, Reason: core.Exhausted, ResetAfter: time.Second, RetryAfter: 500 * time.Millisecond},
+		}},
+	}
+	all := core.HeadersIETF | core.HeadersLegacy | core.HeadersXRateLimit
+	for name, res := range results {
+		t.Run(name, func(t *testing.T) {
+			h := http.Header{}
+			core.SetHeaders(h, res, all, headerNow)
+
+			policy, err := sftest.ParseList(h.Values("RateLimit-Policy")...)
+			require.NoError(t, err)
+			require.Len(t, policy, len(res.Decisions), "one policy item per limit")
+			for i, it := range policy {
+				assert.Equal(t, sftest.BareItem{Kind: sftest.String, Str: res.Decisions[i].Limit.EffectiveName()}, it.Value)
+				assertParams(t, it, map[string]int64{"q": 0, "w": 1}, "q", "w")
+			}
+
+			limit, err := sftest.ParseList(h.Values("RateLimit")...)
+			require.NoError(t, err)
+			require.Len(t, limit, 1, "one service limit item: the binding limit")
+			assert.Equal(t, sftest.BareItem{Kind: sftest.String, Str: res.Binding().Limit.EffectiveName()}, limit[0].Value)
+			assertParams(t, limit[0], map[string]int64{"r": 0, "t": 0}, "r")
+
+			for _, field := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+				items, err := sftest.ParseList(h.Values(field)...)
+				require.NoError(t, err, field)
+				require.Len(t, items, 1, field)
+				assert.Equal(t, sftest.Integer, items[0].Value.Kind, field)
+				assert.GreaterOrEqual(t, items[0].Value.Int, int64(0), field)
+				assert.Empty(t, items[0].Params, field)
+			}
+
+			for _, field := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+				assertDigits(t, h, field)
+			}
+			reset, _ := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64)
+			assert.GreaterOrEqual(t, reset, headerNow.Unix(), "X-RateLimit-Reset is a Unix time, not a delay")
+
+			if res.Allowed || res.Binding().Reason == core.CostTooHigh {
+				assert.Empty(t, h.Values("Retry-After"))
+				return
+			}
+			retry := assertDigits(t, h, "Retry-After") // delay-seconds, RFC 9110 section 10.2.3
+			assert.GreaterOrEqual(t, retry, int64(1))
+		})
+	}
+}
+
+// assertParams checks that every parameter of it is one of the Integer
+// parameters of floors, at least its floor, and that the required ones are
+// present.
+func assertParams(t *testing.T, it sftest.Item, floors map[string]int64, required ...string) {
+	t.Helper()
+	for _, p := range it.Params {
+		lo, known := floors[p.Key]
+		if assert.True(t, known, "unexpected parameter %q", p.Key) {
+			assert.Equal(t, sftest.Integer, p.Value.Kind, "parameter %s", p.Key)
+			assert.GreaterOrEqual(t, p.Value.Int, lo, "parameter %s", p.Key)
+		}
+	}
+	for _, key := range required {
+		_, ok := it.Param(key)
+		assert.True(t, ok, "missing required parameter %q", key)
+	}
+}
+
+// assertDigits checks that field is one line of 1*DIGIT and returns it.
+func assertDigits(t *testing.T, h http.Header, field string) int64 {
+	t.Helper()
+	vs := h.Values(field)
+	require.Len(t, vs, 1, field)
+	assert.Regexp(t, `^[0-9]+$`, vs[0], field)
+	n, err := strconv.ParseInt(vs[0], 10, 64)
+	require.NoError(t, err, field)
+	return n
 }
