@@ -20,7 +20,8 @@ type HeaderFormat uint8
 const (
 	// HeadersIETF writes RateLimit-Policy and RateLimit as defined by
 	// draft-ietf-httpapi-ratelimit-headers-11, in RFC 9651 structured-field
-	// syntax. It is the default.
+	// syntax; RateLimit's t is the time until more quota is available, not
+	// until all of it is. It is the default.
 	HeadersIETF HeaderFormat = 1 << iota
 	// HeadersLegacy writes RateLimit-Limit, RateLimit-Remaining and
 	// RateLimit-Reset of the earlier drafts; Reset is in delta seconds.
@@ -106,7 +107,7 @@ func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
 	}
 	reset := resetDelay(b)
 	if f&HeadersIETF != 0 {
-		h.Set(canonRateLimit, formatRateLimit(b, reset))
+		h.Set(canonRateLimit, formatRateLimit(b, moreQuotaDelay(b)))
 	}
 	if f&HeadersLegacy != 0 {
 		h.Set(canonRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
@@ -151,7 +152,8 @@ func retryAfter(res Result, b Decision) (int64, bool) {
 	return max(1, ceilSeconds(b.RetryAfter)), true
 }
 
-// resetDelay is the time every reset field reports: for a denial that
+// resetDelay is the time the legacy and X-RateLimit reset fields report
+// (RateLimit's t is [moreQuotaDelay]): for a denial that
 // waiting cures, the wait until a request passes (so it agrees with
 // Retry-After, as the draft asks); otherwise the time until the limit is
 // back to its full quota.
@@ -160,6 +162,31 @@ func resetDelay(d Decision) time.Duration {
 		return max(time.Second, d.RetryAfter)
 	}
 	return d.ResetAfter
+}
+
+// moreQuotaDelay is RateLimit's t, which drafts -10 and -11 define as
+// "the number of seconds until additional quota associated with the quota
+// policy is made available" (not until all of it is). For a denial that
+// waiting cures it is the retry delay, as in [resetDelay]. A bucket (GCRA,
+// token bucket) refills one request every Interval, so the next one is
+// back when the requests still missing after it remain to refill:
+// ResetAfter − (Capacity − Remaining − 1) × Interval. A fixed window's quota
+// comes back at its end, ResetAfter. The sliding window and log free quota
+// as old requests leave the window, which their decisions do not say; for
+// them t stays ResetAfter, later than the truth, which the draft allows
+// ("the server MAY arbitrarily alter the reset parameter value").
+func moreQuotaDelay(d Decision) time.Duration {
+	if !d.Allowed && d.Reason == Exhausted {
+		return max(time.Second, d.RetryAfter)
+	}
+	missing := d.Limit.Capacity() - d.Remaining - 1
+	if missing < 0 || (d.Limit.Algorithm != GCRA && d.Limit.Algorithm != TokenBucket) {
+		return d.ResetAfter
+	}
+	// float64: missing × Period may exceed an int64 of nanoseconds; the
+	// result, at most ResetAfter (≤ 366 days, see Limit.Validate), does not.
+	later := time.Duration(float64(missing) * float64(d.Limit.Period) / float64(d.Limit.Rate))
+	return max(0, d.ResetAfter-later)
 }
 
 // ceilSeconds returns d in whole seconds, rounded up; never negative.

@@ -1,6 +1,8 @@
 package core_test
 
 import (
+	"context"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/internal/sftest"
 )
 
@@ -79,9 +82,12 @@ func TestSetHeaders(t *testing.T) {
 			"Ratelimit":        {`"per-second";r=0;t=1`},
 			"Retry-After":      {"1"},
 		}},
-		{"cost too high: no Retry-After, reset until full", tooCostly, core.HeadersIETF, http.Header{
-			"Ratelimit-Policy": {`"per-second";q=10;w=1`},
-			"Ratelimit":        {`"per-second";r=40;t=6`},
+		{"cost too high: no Retry-After, t until the next request is back", tooCostly, core.HeadersIETF | core.HeadersLegacy, http.Header{
+			"Ratelimit-Policy":    {`"per-second";q=10;w=1`},
+			"Ratelimit":           {`"per-second";r=40;t=1`},
+			"Ratelimit-Limit":     {"100"},
+			"Ratelimit-Remaining": {"40"},
+			"Ratelimit-Reset":     {"6"}, // legacy: until the quota is full again
 		}},
 		{"degraded, failing open: policy only", failOpen, core.HeadersIETF | core.HeadersLegacy | core.HeadersXRateLimit, http.Header{
 			"Ratelimit-Policy": {`"per-second";q=10;w=1`},
@@ -265,4 +271,71 @@ func assertDigits(t *testing.T, h http.Header, field string) int64 {
 	n, err := strconv.ParseInt(vs[0], 10, 64)
 	require.NoError(t, err, field)
 	return n
+}
+
+// TestRateLimitTMeansMoreQuota checks RateLimit's t against the store, as
+// drafts -10 and -11 define it: after t seconds more quota is available.
+// Random takes on the memory store, for every algorithm; after each, the
+// clock moves on by t and a peek must see more remaining than the take
+// left, and for the algorithms whose decisions say when quota comes back,
+// not a second sooner. Legacy RateLimit-Reset keeps its meaning: after
+// it, the limit is full.
+func TestRateLimitTMeansMoreQuota(t *testing.T) {
+	for _, alg := range []core.Algorithm{core.GCRA, core.TokenBucket, core.FixedWindow, core.SlidingWindow, core.SlidingLog} {
+		t.Run(alg.String(), func(t *testing.T) {
+			now := headerNow
+			store, err := memstore.New(memstore.WithClock(func() time.Time { return now }))
+			require.NoError(t, err)
+			limits := []core.Limit{{Name: "l", Rate: 12, Period: 3 * time.Second, Burst: 12, Algorithm: alg}}
+			if alg != core.GCRA && alg != core.TokenBucket {
+				limits[0].Burst = 0
+			}
+			keys := []string{"rl:{t}:l:" + alg.Tag()}
+			// peek returns the remaining quota at the instant at, charging
+			// nothing. Peeks go forward in time: one past the state's
+			// expiry drops it, and the takes go on as a new client's.
+			peek := func(at time.Time) int64 {
+				defer func(was time.Time) { now = was }(now)
+				now = at
+				ds, err := store.Take(context.Background(), nil, keys, limits, 0)
+				require.NoError(t, err)
+				return ds[0].Remaining
+			}
+			// t is exact (the next request back within its last second)
+			// where the decision says when quota comes back; the sliding
+			// algorithms report the full reset, later than the truth.
+			tight := alg == core.GCRA || alg == core.TokenBucket || alg == core.FixedWindow
+			checked := 0
+			rng := rand.New(rand.NewPCG(9, uint64(alg)))
+			for i := range 300 {
+				now = now.Add(time.Duration(rng.IntN(500_000)) * time.Microsecond)
+				ds, err := store.Take(context.Background(), nil, keys, limits, int64(1+rng.IntN(4)))
+				require.NoError(t, err)
+				d := ds[0]
+				if !d.Allowed || d.Remaining == limits[0].Capacity() {
+					continue
+				}
+				h := http.Header{}
+				core.SetHeaders(h, core.Result{Allowed: true, Decisions: ds}, core.HeadersIETF|core.HeadersLegacy, now)
+				items, err := sftest.ParseList(h.Values("RateLimit")...)
+				require.NoError(t, err)
+				tp, ok := items[0].Param("t")
+				require.True(t, ok)
+				reset, err := strconv.ParseInt(h.Get("RateLimit-Reset"), 10, 64)
+				require.NoError(t, err)
+				require.LessOrEqual(t, tp.Int, reset, "take %d: t is never after the full reset", i)
+
+				if tight && tp.Int > 0 {
+					sooner := peek(now.Add(time.Duration(tp.Int-1) * time.Second))
+					assert.Equal(t, d.Remaining, sooner, "take %d: %s, more quota already %d s later", i, h.Get("RateLimit"), tp.Int-1)
+				}
+				later := peek(now.Add(time.Duration(tp.Int) * time.Second))
+				assert.Greater(t, later, d.Remaining, "take %d: %s, no more quota %d s later", i, h.Get("RateLimit"), tp.Int)
+				checked++
+				full := peek(now.Add(time.Duration(reset) * time.Second))
+				assert.Equal(t, limits[0].Capacity(), full, "take %d: not full %d s later", i, reset)
+			}
+			assert.Greater(t, checked, 100, "most takes leave a partial quota to check")
+		})
+	}
 }

@@ -93,7 +93,7 @@ func TestMiddlewareDecide(t *testing.T) {
 		},
 		{
 			name: "cost func", remote: "192.0.2.7:1", opts: []core.HTTPOption{core.HTTPCost(3)},
-			wantKey: "rl:{192.0.2.7}:burst:g", wantHead: `"burst";r=0;t=3`,
+			wantKey: "rl:{192.0.2.7}:burst:g", wantHead: `"burst";r=0;t=1`, // empty, the next one back in 1 s
 		},
 		{
 			name: "skip: no store call, no fields", remote: "192.0.2.7:1",

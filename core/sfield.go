@@ -31,7 +31,7 @@ func formatPolicy(ds []Decision) string {
 }
 
 // formatRateLimit returns the RateLimit value of the binding decision d:
-// "name";r=<Remaining>;t=<reset in seconds, rounded up>.
+// "name";r=<Remaining>;t=<delay until more quota, in seconds, rounded up>.
 func formatRateLimit(d Decision, reset time.Duration) string {
 	b := make([]byte, 0, 32)
 	b = appendSFString(b, d.Limit.EffectiveName())

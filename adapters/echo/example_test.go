@@ -41,7 +41,7 @@ func Example() {
 	}
 	// Output:
 	// 200 RateLimit: "api";r=1;t=30
-	// 200 RateLimit: "api";r=0;t=60
+	// 200 RateLimit: "api";r=0;t=30
 	// 429 RateLimit: "api";r=0;t=30
 	// Retry-After: 30
 	// {"message":"Too Many Requests"}

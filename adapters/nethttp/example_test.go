@@ -39,7 +39,7 @@ func ExampleHandler() {
 	}
 	// Output:
 	// 200 RateLimit: "api";r=1;t=30
-	// 200 RateLimit: "api";r=0;t=60
+	// 200 RateLimit: "api";r=0;t=30
 	// 429 RateLimit: "api";r=0;t=30
 	// Retry-After: 30
 	// {"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"detail":"Too many requests; retry after 30 seconds.","violated-policies":["api"],"retry_after":30}

@@ -32,11 +32,11 @@ func ExampleWebhooks() {
 	serve(mux, delivery("github", 1), "RateLimit")
 	serve(mux, delivery("segment", 6000), "Retry-After")
 	// Output:
-	// 200 RateLimit: "events";r=4000;t=100
-	// 200 RateLimit: "events";r=3000;t=200
-	// 200 RateLimit: "events";r=2000;t=300
-	// 200 RateLimit: "events";r=1000;t=400
-	// 200 RateLimit: "events";r=0;t=500
+	// 200 RateLimit: "events";r=4000;t=1
+	// 200 RateLimit: "events";r=3000;t=1
+	// 200 RateLimit: "events";r=2000;t=1
+	// 200 RateLimit: "events";r=1000;t=1
+	// 200 RateLimit: "events";r=0;t=1
 	// 429 RateLimit: "events";r=0;t=100 Retry-After: 100
 	// 200 RateLimit: "events";r=4999;t=1
 	// 413
