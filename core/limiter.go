@@ -45,6 +45,9 @@ type Limiter struct {
 	shadow    bool
 	local     bool      // the store is NonBlocking
 	now       clockFunc // the store's clock (Clocked), or time.Now
+
+	waitTimer  timerFunc                         // the sleeps of WaitTake; nil: time.NewTimer
+	waitJitter func(time.Duration) time.Duration // nil: uniform in [0, max]
 }
 
 // A Request is one request of a client to be limited.
