@@ -102,7 +102,7 @@ func (l *Limiter) nextTry(ctx context.Context, cost int64, res Result) (time.Dur
 	}
 	left := deadline.Sub(l.now())
 	if left < d {
-		return 0, fmt.Errorf("%w: admission in %s, deadline in %s", ErrWaitExceedsDeadline, d, left)
+		return 0, fmt.Errorf("%w: admission in %s", ErrWaitExceedsDeadline, d)
 	}
 	// Wake before the deadline, leaving half the slack for the take.
 	return d + min(l.jitter(maxJitter(d)), (left-d)/2), nil
