@@ -28,6 +28,10 @@ var (
 // in one atomic [Store] call, under a timeout, behind an optional circuit
 // breaker and deny cache.
 //
+// [Limiter.Take] (and its shorthands Allow and AllowN) answers at once,
+// admitted or denied: what HTTP middleware wants. Callers outside HTTP that
+// would rather wait their turn use [Limiter.WaitTake] (Wait, WaitN).
+//
 // A Limiter is safe for concurrent use and needs no Close: it starts no
 // goroutine. Make one with [NewLimiter].
 type Limiter struct {
