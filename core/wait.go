@@ -55,14 +55,16 @@ func (l *Limiter) WaitN(ctx context.Context, identity string, n int64) (Result, 
 // (wrapped: errors.Is(err, context.Canceled) holds). While the store fails
 // and the limiter fails open the request is admitted at once (degraded);
 // failing local, the fallback's decisions are waited for like the store's.
-// In shadow mode ([WithShadow]) every request is admitted at once: shadow
-// never blocks. On error, the Result is the last denial when there was one
-// (its Binding says why), else the zero Result.
+// In shadow mode ([WithShadow]) what the limits deny, even a cost that
+// never fits, is admitted at once, as Take admits it: shadow never blocks.
+// On error, the Result is the last denial when there was one (its Binding
+// says why), else the zero Result.
 func (l *Limiter) WaitTake(ctx context.Context, req Request) (Result, error) {
+	var last Result // the denial slept on
 	for {
 		res, err := l.Take(ctx, req)
 		if err != nil {
-			return res, err
+			return last, err
 		}
 		d, err := l.nextTry(ctx, req.Cost, res)
 		if d == 0 || err != nil {
@@ -71,6 +73,7 @@ func (l *Limiter) WaitTake(ctx context.Context, req Request) (Result, error) {
 		if err := l.sleep(ctx, d); err != nil {
 			return res, err
 		}
+		last = res
 	}
 }
 
