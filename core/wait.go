@@ -91,7 +91,11 @@ func (l *Limiter) nextTry(ctx context.Context, cost int64, res Result) (time.Dur
 	b := res.Binding()
 	switch b.Reason {
 	case Unavailable:
-		return 0, fmt.Errorf("ratelimit: wait: failing closed: %w", res.Err)
+		cause := res.Err
+		if cause == nil { // a store that says so itself
+			cause = ErrStoreUnavailable
+		}
+		return 0, fmt.Errorf("ratelimit: wait: failing closed: %w", cause)
 	case CostTooHigh: // a store whose capacity differs from the limit's
 		return 0, fmt.Errorf("%w: cost %d, limit %q", ErrCostTooHigh, cost, b.Limit.Name)
 	}
