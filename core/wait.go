@@ -107,7 +107,7 @@ func (l *Limiter) nextTry(ctx context.Context, cost int64, res Result) (time.Dur
 	if !ok {
 		return d + l.jitter(maxJitter(d)), nil
 	}
-	left := deadline.Sub(l.now())
+	left := deadline.Sub(l.waitNow())
 	if left < d {
 		return 0, fmt.Errorf("%w: admission in %s", ErrWaitExceedsDeadline, d)
 	}
@@ -149,6 +149,18 @@ func (l *Limiter) jitter(upTo time.Duration) time.Duration {
 		return 0
 	}
 	return rand.N(upTo + 1)
+}
+
+// waitNow is the time a wait's deadline is measured from: the clock its
+// sleeps run on. Context deadlines and timers are wall-clock, so it is
+// time.Now, not the store's clock (a test's memstore may run in 2025);
+// a test that sleeps on a fake timer measures on the store's clock, which
+// its fake timer follows.
+func (l *Limiter) waitNow() time.Time {
+	if l.waitTimer != nil {
+		return l.now()
+	}
+	return time.Now()
 }
 
 // A timerFunc starts a timer of d: its channel fires once d has passed,

@@ -94,12 +94,24 @@ func newWaitLimiter(t *testing.T, clock *waitClock, opts ...core.Option) (*core.
 func newWaitLimiterOn(t *testing.T, store core.Store, clock *waitClock, opts ...core.Option) (*core.Limiter, *sleeper) {
 	t.Helper()
 	quiet := core.WithObserver(core.NewSlogObserver(slog.New(slog.DiscardHandler))) // failing stores are the point
-	l, err := core.NewLimiter(store, append([]core.Option{core.WithClock(clock.Now), quiet}, opts...)...)
+	if _, ok := store.(core.Clocked); !ok { // a failing store: the limiter's clock comes from the store
+		store = clockedStore{store, clock.Now}
+	}
+	l, err := core.NewLimiter(store, append([]core.Option{quiet}, opts...)...)
 	require.NoError(t, err)
 	s := &sleeper{clock: clock}
 	core.SetWaitSeams(l, s.timer, noJitter)
 	return l, s
 }
+
+// clockedStore gives a store without a clock of its own the test's clock,
+// which the limiter follows (core.Clocked).
+type clockedStore struct {
+	core.Store
+	now func() time.Time
+}
+
+func (s clockedStore) Clock() func() time.Time { return s.now }
 
 // deadlineCtx has a deadline on the fake clock; it is never done by itself.
 type deadlineCtx struct {
