@@ -94,7 +94,7 @@ func newWaitLimiter(t *testing.T, clock *waitClock, opts ...core.Option) (*core.
 func newWaitLimiterOn(t *testing.T, store core.Store, clock *waitClock, opts ...core.Option) (*core.Limiter, *sleeper) {
 	t.Helper()
 	quiet := core.WithObserver(core.NewSlogObserver(slog.New(slog.DiscardHandler))) // failing stores are the point
-	if _, ok := store.(core.Clocked); !ok { // a failing store: the limiter's clock comes from the store
+	if _, ok := store.(core.Clocked); !ok {                                         // a failing store: the limiter's clock comes from the store
 		store = clockedStore{store, clock.Now}
 	}
 	l, err := core.NewLimiter(store, append([]core.Option{quiet}, opts...)...)
