@@ -42,16 +42,22 @@ const (
 	// SlidingLog keeps one entry per admitted request: the exact count in any
 	// moving window, at a memory cost proportional to Rate.
 	SlidingLog
+	// CalendarWindow counts requests in calendar windows: local days, ISO
+	// weeks or months of a time zone ([Limit.Calendar]), which last 23 to
+	// 25 hours, 7 days or 28 to 31 days. Otherwise it is a fixed window.
+	// Make one with [PerCalendarDay], [PerCalendarWeek] or
+	// [PerCalendarMonth].
+	CalendarWindow
 
 	numAlgorithms
 )
 
-var algorithmNames = [numAlgorithms]string{"gcra", "token_bucket", "fixed_window", "sliding_window", "sliding_log"}
+var algorithmNames = [numAlgorithms]string{"gcra", "token_bucket", "fixed_window", "sliding_window", "sliding_log", "calendar_window"}
 
 // algorithmTags are one-letter suffixes for store keys, so that a limit
 // whose algorithm changes starts from fresh state instead of misreading the
 // state of another algorithm.
-var algorithmTags = [numAlgorithms]string{"g", "t", "f", "s", "l"}
+var algorithmTags = [numAlgorithms]string{"g", "t", "f", "s", "l", "c"}
 
 // String returns the algorithm's name as used in docs and metrics.
 func (a Algorithm) String() string {
@@ -72,7 +78,7 @@ func (a Algorithm) Tag() string {
 // windowed reports whether the algorithm counts in windows, where the quota
 // is Rate per Period and Burst has no separate meaning.
 func (a Algorithm) windowed() bool {
-	return a == FixedWindow || a == SlidingWindow || a == SlidingLog
+	return a == FixedWindow || a == SlidingWindow || a == SlidingLog || a == CalendarWindow
 }
 
 // A Limit is one quota: Rate requests per Period, with room for Burst
@@ -106,6 +112,10 @@ type Limit struct {
 	Burst int64
 	// Algorithm counts the requests; the zero value is GCRA.
 	Algorithm Algorithm
+	// Calendar is the window of a [CalendarWindow] limit, whose Period
+	// must then be the unit's nominal length ([CalendarUnit.Period]); the
+	// zero value for every other algorithm.
+	Calendar Calendar
 }
 
 // PerSecond returns a limit of rate requests per second (GCRA, burst = rate).
@@ -169,14 +179,21 @@ const (
 
 // EffectiveName returns Name, or when Name is empty the name derived from
 // Rate and Period: "10-per-1s", "100-per-1m", "10000-per-1d",
-// "1-per-500us" (the period in the largest unit that divides it exactly).
-// A [Limiter] derives it once, when it is built.
+// "1-per-500us" (the period in the largest unit that divides it exactly);
+// for a calendar quota from Rate, the unit and the zone, '/' written '.':
+// "10000-per-month-Europe.Madrid". A derived name longer than 32 bytes
+// fails [Limit.Validate]; set Name then. A [Limiter] derives it once,
+// when it is built.
 func (l Limit) EffectiveName() string {
 	if l.Name != "" {
 		return l.Name
 	}
-	b := strconv.AppendInt(make([]byte, 0, 24), l.Rate, 10)
-	return string(appendPeriodName(append(b, "-per-"...), l.Period))
+	b := strconv.AppendInt(make([]byte, 0, 48), l.Rate, 10)
+	b = append(b, "-per-"...)
+	if l.Algorithm == CalendarWindow {
+		return string(appendCalendarName(b, l.Calendar))
+	}
+	return string(appendPeriodName(b, l.Period))
 }
 
 // periodUnits are the units of a derived limit name, largest first.
@@ -199,8 +216,10 @@ func appendPeriodName(b []byte, d time.Duration) []byte {
 
 // Validate reports why l cannot work, naming the field: a rate, period or
 // burst that is zero or negative or beyond the bounds of [Limit], an
-// unknown algorithm, a Burst on a window algorithm, or a name with
-// characters outside [A-Za-z0-9_.-].
+// unknown algorithm, a Burst on a window algorithm, a name with
+// characters outside [A-Za-z0-9_.-], or a calendar quota without a unit
+// or Location, on time.Local, or whose Period is not the unit's nominal
+// length ([Calendar]).
 func (l Limit) Validate() error {
 	if err := l.validate(); err != nil {
 		return fmt.Errorf("ratelimit: %w", err)
@@ -233,6 +252,9 @@ func (l Limit) validate() error {
 	case refillsTooSlowly(l.Capacity(), l.Period, l.Rate):
 		return fmt.Errorf("limit %q: Burst %d refills in Burst × Period / Rate = %d × %s / %d, longer than 366 days; Burst must be at most %d at this Rate and Period",
 			l.EffectiveName(), l.Capacity(), l.Capacity(), l.Period, l.Rate, maxBurst(l.Period, l.Rate))
+	}
+	if err := l.Calendar.validate(l.EffectiveName(), l.Algorithm, l.Period); err != nil {
+		return err
 	}
 	return validateField("limit Name", l.EffectiveName(), maxNameLen)
 }
