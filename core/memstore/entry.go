@@ -13,13 +13,13 @@ type entry struct {
 	log *timeLog // SlidingLog only
 }
 
-// state is the fixed-size state of GCRA, TokenBucket, FixedWindow and
-// SlidingWindow, as docs/algorithms.md names it.
+// state is the fixed-size state of GCRA, TokenBucket, FixedWindow,
+// SlidingWindow and CalendarWindow, as docs/algorithms.md names it.
 type state struct {
 	x  float64 // GCRA: tat (µs); TokenBucket: tk (tokens)
 	ts int64   // TokenBucket: ts, the time of the last refill (µs)
-	w  int64   // FixedWindow, SlidingWindow: the window number
-	n  int64   // FixedWindow, SlidingWindow: the count in window w
+	w  int64   // FixedWindow, SlidingWindow: the window number; CalendarWindow: its start (µs)
+	n  int64   // FixedWindow, SlidingWindow, CalendarWindow: the count in window w
 	p  int64   // SlidingWindow: the count in window w − 1
 }
 
@@ -40,6 +40,8 @@ func evalState(o *outcome, st *state, found bool, l core.Limit, now, cost int64)
 		evalFixedWindow(o, st, found, l, now, cost)
 	case core.SlidingWindow:
 		evalSlidingWindow(o, st, found, l, now, cost)
+	case core.CalendarWindow:
+		evalCalendar(o, st, found, l, now, cost)
 	default:
 		evalGCRA(o, st, found, l, now, cost)
 	}

@@ -24,6 +24,15 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, newConformanceStore)
 }
 
+// TestConformanceCalendarSkew runs the calendar tables with an app clock
+// that differs from the store's: the memory store reads one clock, so the
+// app clock is not even consulted.
+func TestConformanceCalendarSkew(t *testing.T) {
+	storetest.RunCalendarSkew(t, func(t *testing.T, storeNow, _ func() time.Time) core.Store {
+		return newConformanceStore(t, storeNow)
+	})
+}
+
 // TestConformanceConcurrency runs the suite's concurrent takes; the
 // clients of one memory store share it, as the processes of one app would
 // share a Redis.

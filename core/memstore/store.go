@@ -230,7 +230,8 @@ func checkTake(ctx context.Context, keys []string, limits []core.Limit, cost int
 		return fmt.Errorf("ratelimit: memstore: cost must not be negative, got %d", cost)
 	}
 	for _, l := range limits {
-		if l.Rate <= 0 || l.Burst < 0 || l.Period < time.Microsecond || l.Algorithm > core.SlidingLog {
+		if l.Rate <= 0 || l.Burst < 0 || l.Period < time.Microsecond || l.Algorithm > core.CalendarWindow ||
+			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit == core.NotCalendar || l.Calendar.Unit > core.CalendarMonth) {
 			return l.Validate() // names the limit and the field
 		}
 	}
