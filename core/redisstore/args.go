@@ -27,7 +27,8 @@ func checkTake(keys []string, limits []core.Limit, cost int64) error {
 		return fmt.Errorf("negative cost %d", cost)
 	}
 	for i, l := range limits {
-		if l.Rate <= 0 || l.Period < time.Microsecond || l.Capacity() <= 0 || l.Algorithm.Tag() == "?" {
+		if l.Rate <= 0 || l.Period < time.Microsecond || l.Capacity() <= 0 || l.Algorithm.Tag() == "?" ||
+			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit.Period() == 0) {
 			return fmt.Errorf("limit %d is invalid (validate limits with Limit.Validate)", i)
 		}
 	}
@@ -35,7 +36,8 @@ func checkTake(keys []string, limits []core.Limit, cost int64) error {
 }
 
 // args returns the script's ARGV: now or "", cost, then algorithm, rate,
-// period (µs) and capacity of every limit (docs/redis-protocol.md).
+// period (µs) and capacity of every limit, then the boundaries of the
+// calendar windows, if any (docs/redis-protocol.md).
 func (s *Store) args(limits []core.Limit, cost int64) []any {
 	args := make([]any, 0, 2+argsPerLimit*len(limits))
 	if s.now != nil {
@@ -44,8 +46,38 @@ func (s *Store) args(limits []core.Limit, cost int64) []any {
 		args = append(args, "")
 	}
 	args = append(args, cost)
+	calendars := 0
 	for _, l := range limits {
+		if l.Algorithm == core.CalendarWindow {
+			first := 2 + argsPerLimit*len(limits) + calendarArgs*calendars + 1 // ARGV is 1-based
+			args = append(args, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), first)
+			calendars++
+			continue
+		}
 		args = append(args, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), l.Capacity())
+	}
+	if calendars > 0 {
+		args = s.appendBoundaries(args, limits)
+	}
+	return args
+}
+
+// calendarArgs is how many boundaries a calendar window sends.
+const calendarArgs = 2*core.CalendarSpan + 2
+
+// appendBoundaries appends the boundaries of every calendar window of
+// limits, in µs since the script's epoch, computed around the app's clock
+// (docs/algorithms.md, "Calendar windows").
+func (s *Store) appendBoundaries(args []any, limits []core.Limit) []any {
+	now := s.appNow()
+	var buf [calendarArgs]time.Time
+	for _, l := range limits {
+		if l.Algorithm != core.CalendarWindow {
+			continue
+		}
+		for _, b := range l.Calendar.Boundaries(buf[:0], now) {
+			args = append(args, b.UnixMicro()-epochUnixMicros)
+		}
 	}
 	return args
 }

@@ -31,6 +31,22 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// TestConformanceCalendarSkew runs the calendar tables with the app's
+// clock, from which the store computes the boundaries it sends, off the
+// clock that decides (the test's stand-in for Redis TIME) by up to 45
+// hours: no boundary moves.
+func TestConformanceCalendarSkew(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			client := b.client(t)
+			t.Cleanup(func() { assertKeysExpire(t, client, storetestKeys) })
+			storetest.RunCalendarSkew(t, func(t *testing.T, storeNow, appNow func() time.Time) core.Store {
+				return mustNew(t, client, redisstore.WithClock(storeNow), redisstore.WithAppClock(appNow))
+			})
+		})
+	}
+}
+
 // TestConformanceConcurrency runs the suite's concurrency cases with n
 // stores on n separate clients (n app nodes) sharing one server or cluster.
 func TestConformanceConcurrency(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -23,12 +24,29 @@ var unavailableReplies = [...]string{
 	"BUSY ", "OOM ", "MISCONF ", "max number of clients reached",
 }
 
+// ErrCalendarSkew is wrapped by the error of a take of a
+// [core.CalendarWindow] limit when Redis's clock falls outside the window
+// boundaries the app computed around its own clock: the two clocks
+// disagree by more than [core.CalendarSpan] windows (at least 46 hours for
+// a day quota). The take charges nothing. It is not
+// [core.ErrStoreUnavailable]: a clock that far off is a fault to fix, not
+// an outage to fail open through.
+var ErrCalendarSkew = errors.New("ratelimit: redisstore: redis clock outside the calendar boundaries")
+
+// calendarSkewReply marks the script's error for [ErrCalendarSkew].
+const calendarSkewReply = "ratelimit: calendar: "
+
 // classify wraps err, an error of a take, with [core.ErrStoreUnavailable]
-// when it means Redis cannot answer now (see unavailable); any other error
-// is returned as is, to be surfaced as a bug.
+// when it means Redis cannot answer now (see unavailable), or with
+// [ErrCalendarSkew]; any other error is returned as is, to be surfaced as
+// a bug.
 func classify(err error) error {
 	if unavailable(err) {
 		return fmt.Errorf("%w: %w", core.ErrStoreUnavailable, err)
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) && strings.Contains(rerr.Error(), calendarSkewReply) {
+		return fmt.Errorf("%w: %w", ErrCalendarSkew, err)
 	}
 	return err
 }

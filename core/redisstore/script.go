@@ -24,6 +24,7 @@ var scriptFiles = [...]string{
 	"fixed_window.lua",
 	"sliding_window.lua",
 	"sliding_log.lua",
+	"calendar_window.lua",
 	"take.lua",
 }
 

@@ -21,6 +21,7 @@ type Store struct {
 	client redis.Scripter
 	script *redis.Script
 	now    func() time.Time // test clock; nil means the server's TIME
+	appNow func() time.Time // the app's clock, for calendar boundaries
 	reload *reloader        // nil unless client is a cluster client
 	batch  *batcher         // nil unless batching ([WithBatching])
 
@@ -55,7 +56,7 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	for _, problem := range CheckClient(client, core.DefaultTimeout) {
 		c.logger.Warn("ratelimit: redisstore: risky redis client setting", "problem", problem)
 	}
-	s := &Store{client: client, script: script, now: c.now}
+	s := &Store{client: client, script: script, now: c.now, appNow: appClock(c)}
 	if r, ok := client.(stateReloader); ok {
 		s.reload = newReloader(r, reloadEvery, time.Now)
 	}

@@ -2,7 +2,8 @@
 --
 -- Part of the one script that the Go code builds by concatenating, in this
 -- order: common.lua, gcra.lua, fast_path.lua, token_bucket.lua,
--- fixed_window.lua, sliding_window.lua, sliding_log.lua, take.lua. The KEYS, ARGV and reply of
+-- fixed_window.lua, sliding_window.lua, sliding_log.lua,
+-- calendar_window.lua, take.lua. The KEYS, ARGV and reply of
 -- that script are in take.lua (and docs/redis-protocol.md).
 --   KEYS:  none read here.
 --   ARGV:  none read here (clock reads the value of ARGV[1] it is given).

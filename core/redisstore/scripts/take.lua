@@ -10,8 +10,12 @@
 -- ARGV[2]  cost: non-negative integer; 0 peeks (charges nothing).
 -- ARGV[3 + 4(i-1) ...] per limit i, four integers:
 --          algorithm (0 GCRA, 1 token bucket, 2 fixed window,
---          3 sliding window, 4 sliding log), rate (requests per period),
---          period (µs), capacity (burst; the rate for window algorithms).
+--          3 sliding window, 4 sliding log, 5 calendar window), rate
+--          (requests per period), period (µs), capacity (burst; the rate
+--          for window algorithms). A calendar window's fourth value is
+--          instead the ARGV index of its six boundaries (µs since
+--          2024-01-01T00:00:00Z, see calendar_window.lua), which follow
+--          the four values of every limit, in KEYS order.
 -- Reply    a flat array of 5 integers per limit, in KEYS order:
 --          allowed (1/0), reason (0 not denied, 1 exhausted, 2 cost too high),
 --          remaining (whole requests), reset_after (µs), retry_after (µs).
@@ -21,16 +25,30 @@
 --          its TTL (PX / PEXPIRE) here. Denials and peeks write nothing, the
 --          sliding log's pruning of expired entries aside.
 
-local ALGORITHMS = {[0] = gcra, [1] = token_bucket, [2] = fixed_window, [3] = sliding_window, [4] = sliding_log}
+local ALGORITHMS = {[0] = gcra, [1] = token_bucket, [2] = fixed_window, [3] = sliding_window, [4] = sliding_log,
+  [5] = calendar_window}
+local CALENDAR_WINDOW, CALENDAR_BOUNDARIES = 5, 6
 
 local n = #KEYS
-if #ARGV ~= 2 + 4 * n then
+if #ARGV < 2 + 4 * n then
   return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want 2 + 4 per key')
 end
+local want = 2 + 4 * n -- and the boundaries of the calendar windows
 for i = 1, n do
-  if ALGORITHMS[tonumber(ARGV[4 * i - 1])] == nil then
+  local alg = tonumber(ARGV[4 * i - 1])
+  if ALGORITHMS[alg] == nil then
     return redis.error_reply('ERR ratelimit: unknown algorithm ' .. ARGV[4 * i - 1])
   end
+  if alg == CALENDAR_WINDOW then
+    if tonumber(ARGV[4 * i + 2]) ~= want + 1 then
+      return redis.error_reply('ERR ratelimit: limit ' .. i .. ': boundaries at ARGV ' .. ARGV[4 * i + 2] ..
+        ', want ' .. (want + 1))
+    end
+    want = want + CALENDAR_BOUNDARIES
+  end
+end
+if #ARGV ~= want then
+  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want ' .. want)
 end
 local now, cost = clock(ARGV[1]), tonumber(ARGV[2])
 
