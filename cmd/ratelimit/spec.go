@@ -31,7 +31,9 @@ func (f *limitFlag) Set(spec string) error {
 // bare unit ("s", "m", "h", "d"); ALGORITHM is a name (gcra, token_bucket,
 // fixed_window, sliding_window, sliding_log) or a key tag (g, t, f, s, l).
 // "per-second=10/1s,burst=100" is core.PerSecond(10).WithBurst(100) named
-// "per-second".
+// "per-second". PERIOD "day", "week" or "month" is a calendar quota in the
+// zone of a tz=ZONE option (default UTC): "10000/month,tz=Europe/Madrid"
+// is core.PerCalendarMonth(10000, madrid).
 func parseLimit(spec string) (core.Limit, error) {
 	fields := strings.Split(spec, ",")
 	var l core.Limit
@@ -47,7 +49,10 @@ func parseLimit(spec string) (core.Limit, error) {
 	if l.Rate, err = strconv.ParseInt(rate, 10, 64); err != nil {
 		return l, fmt.Errorf("ratelimit: limit %q: rate %q is not an integer", spec, rate)
 	}
-	if l.Period, err = parsePeriod(period); err != nil {
+	unit, calendar := calendarUnits[period]
+	if calendar {
+		l.Period, l.Algorithm, l.Calendar = unit.Period(), core.CalendarWindow, core.Calendar{Unit: unit, Location: time.UTC}
+	} else if l.Period, err = parsePeriod(period); err != nil {
 		return l, fmt.Errorf("ratelimit: limit %q: %w", spec, err)
 	}
 	for _, f := range fields[1:] {
@@ -77,10 +82,24 @@ func setOption(l *core.Limit, field string) error {
 			return fmt.Errorf("unknown algorithm %q; want one of %s", value, algorithmNames())
 		}
 		l.Algorithm = a
+	case "tz":
+		if l.Calendar.Unit == core.NotCalendar {
+			return fmt.Errorf("tz=%s applies to the calendar periods day, week and month only", value)
+		}
+		loc, err := time.LoadLocation(value)
+		if err != nil || value == "" || value == "Local" {
+			return fmt.Errorf("tz %q is not a zone of the time zone database (Europe/Madrid, UTC)", value)
+		}
+		l.Calendar.Location = loc
 	default:
-		return fmt.Errorf("unknown option %q; want burst=N or alg=ALGORITHM", field)
+		return fmt.Errorf("unknown option %q; want burst=N, alg=ALGORITHM or tz=ZONE", field)
 	}
 	return nil
+}
+
+// calendarUnits are the PERIODs of calendar quotas.
+var calendarUnits = map[string]core.CalendarUnit{
+	"day": core.CalendarDay, "week": core.CalendarWeek, "month": core.CalendarMonth,
 }
 
 // parsePeriod parses "1s", "90m", "2d" or a bare unit ("s", "m", "h", "d").
@@ -132,6 +151,9 @@ func recipeTier(name string) ([]core.Limit, error) {
 
 // describeLimit returns l as "10/1s burst 100" for tables.
 func describeLimit(l core.Limit) string {
+	if l.Algorithm == core.CalendarWindow && l.Calendar.Location != nil {
+		return fmt.Sprintf("%d/%s %s", l.Rate, l.Calendar.Unit, l.Calendar.Location)
+	}
 	s := fmt.Sprintf("%d/%s", l.Rate, fmtDuration(l.Period))
 	if l.Burst != 0 && l.Burst != l.Rate {
 		s += fmt.Sprintf(" burst %d", l.Burst)

@@ -31,6 +31,32 @@ func TestParseLimit(t *testing.T) {
 	}
 }
 
+func TestParseCalendarLimit(t *testing.T) {
+	tests := []struct {
+		spec     string
+		wantName string
+		wantUnit core.CalendarUnit
+		wantZone string
+		wantDesc string
+	}{
+		{"10000/month,tz=Europe/Madrid", "10000-per-month-Europe.Madrid", core.CalendarMonth, "Europe/Madrid", "10000/month Europe/Madrid"},
+		{"daily=100/day", "daily", core.CalendarDay, "UTC", "100/day UTC"},
+		{"5/week,tz=America/New_York,alg=calendar_window", "5-per-week-America.New_York", core.CalendarWeek, "America/New_York", "5/week America/New_York"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			got, err := parseLimit(tt.spec)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantName, got.Name)
+			assert.Equal(t, core.CalendarWindow, got.Algorithm)
+			assert.Equal(t, tt.wantUnit, got.Calendar.Unit)
+			assert.Equal(t, tt.wantZone, got.Calendar.Location.String())
+			assert.Equal(t, tt.wantUnit.Period(), got.Period)
+			assert.Equal(t, tt.wantDesc, describeLimit(got))
+		})
+	}
+}
+
 func TestParseLimitRejects(t *testing.T) {
 	tests := []struct {
 		spec string
@@ -45,6 +71,11 @@ func TestParseLimitRejects(t *testing.T) {
 		{"x=0/1s", "Rate must be positive"},
 		{"x=10/1s,burst=20,alg=fixed_window", "has no separate burst"},
 		{"bad name=10/1s", "has byte ' '"},
+		{"x=10/1d,tz=Europe/Madrid", "applies to the calendar periods"},
+		{"x=10/month,tz=Mars/Olympus", `tz "Mars/Olympus" is not a zone`},
+		{"x=10/month,tz=Local", `tz "Local" is not a zone`},
+		{"x=10/1d,alg=calendar_window", "Calendar.Unit must be"},
+		{"x=10/month,alg=gcra", "Calendar is set, but Algorithm is gcra"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {

@@ -93,6 +93,9 @@ func hashState(ctx context.Context, node *redis.Client, key string, a core.Algor
 	if a == core.TokenBucket && tkErr == nil && tsErr == nil {
 		s += fmt.Sprintf(": %.2f tokens %s ago", tk, fmtDuration(micros(float64(now)-ts)))
 	}
+	if start, err := strconv.ParseInt(fields["s"], 10, 64); a == core.CalendarWindow && err == nil {
+		s += ": window from " + time.UnixMicro(start+epochUnix*1_000_000).UTC().Format(time.RFC3339)
+	}
 	return s, nil
 }
 
