@@ -189,3 +189,10 @@ func TestCalendarLimitValidation(t *testing.T) {
 		})
 	}
 }
+
+// A calendar quota without a zone fails at construction, naming the field.
+func TestNewLimiterRejectsCalendarWithoutLocation(t *testing.T) {
+	_, err := NewLimiter(&recordingStore{}, WithLimits(PerCalendarMonth(10_000, nil)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `limit "10000-per-month": Calendar.Location must not be nil`)
+}
