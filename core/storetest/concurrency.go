@@ -60,7 +60,7 @@ type concurrencyCase struct {
 // every limit charged exactly for the admitted takes, which checks that
 // multi-limit takes stay all-or-nothing.
 func RunConcurrency(t *testing.T, newStores func(t *testing.T, now func() time.Time, n int) []core.Store) {
-	for _, tt := range concurrencyTests() {
+	for _, tt := range concurrencyTests(t) {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := NewClock()
 			stores := newStores(t, clock.Now, concurrencyStores)
@@ -130,7 +130,8 @@ func checkMovingBound(t *testing.T, tt concurrencyCase) {
 }
 
 // concurrencyTests are the phases of each case, computed by hand.
-func concurrencyTests() []concurrencyCase {
+func concurrencyTests(t *testing.T) []concurrencyCase {
+	newYork := mustLoadLocation(t, "America/New_York")
 	bucket := core.Limit{Rate: 100, Period: 10 * sec, Burst: 50} // T = 100ms, B·T = 5s
 	window := core.Limit{Rate: 100, Period: 10 * sec}
 	bucketPhases := []phase{
@@ -174,6 +175,17 @@ func concurrencyTests() []concurrencyCase {
 				{at: 15*sec - us, admitted: 0, remaining: []int64{0}},
 				{at: 15 * sec, admitted: 100, remaining: []int64{0}}, // the entries of 5s left
 				{at: 26 * sec, admitted: 100, remaining: []int64{0}},
+			},
+		},
+		{
+			// Start, 00:00Z, is 19:00 EST: the New York day ends at 05:00Z.
+			name:   "CalendarWindow 100 per New York day",
+			limits: []core.Limit{core.PerCalendarDay(100, newYork)},
+			phases: []phase{
+				{at: 0, admitted: 100, remaining: []int64{0}},
+				{at: 5*hour - us, admitted: 0, remaining: []int64{0}},
+				{at: 5 * hour, admitted: 100, remaining: []int64{0}},
+				{at: 29 * hour, admitted: 100, remaining: []int64{0}},
 			},
 		},
 		{

@@ -36,13 +36,19 @@ const (
 // that contradicts Allowed.
 //
 // Each of 600 cases draws one to three limits from the whole valid range
-// (all five algorithms; Rate from 1 to 2⁴⁰, Period from 1µs to 366 days,
+// (all six algorithms, calendar windows in zones with DST; Rate from 1 to 2⁴⁰, Period from 1µs to 366 days,
 // Burst up to the bound on Burst × Period / Rate, the bounds themselves
 // included), a start from 1970 to 2060, and 24 takes: costs of 0, 1, a
 // few, about the capacity and far above it; gaps of 0, 1µs around the
 // last RetryAfter, fractions and multiples of the limits' intervals and
 // periods, and clock steps back (a failover to a server whose clock is
-// behind), from 1µs to days, and back to 1970.
+// behind), from 1µs to days, and back to 1970. In a case with a calendar
+// window the clock never goes more than 20 hours behind its latest
+// reading: a Redis store computes the boundaries it sends around the app's
+// clock, here the test clock, and a reading further behind a key's window
+// would fall outside them (redisstore.ErrCalendarSkew) where a memory
+// store answers; in production the app's clock does not step back with
+// the server's.
 //
 // Both stores must expire state on the test clock: a Redis store's keys
 // expire on the server's own clock, which a test clock does not drive, so
@@ -63,15 +69,29 @@ func RunDifferential(t *testing.T, reference, newStore NewStore) {
 
 // A diffCase is one client's limits and the instant its takes start at.
 type diffCase struct {
-	limits []core.Limit
-	start  time.Time
+	limits   []core.Limit
+	start    time.Time
+	calendar bool // a limit is a calendar window: see maxCalendarBack
 }
+
+// maxCalendarBack is how far behind its latest reading the clock of a case
+// with a calendar window may go: less than the shortest day (23 hours), so
+// the boundaries computed around any reading hold the windows of the
+// latest one (see RunDifferential).
+const maxCalendarBack = 20 * hour
+
+// calendarZones are the zones of the random calendar windows: DST changes
+// of an hour, of half an hour (Lord Howe), at midnight (Havana) and across
+// it (Beirut).
+var calendarZones = []string{"UTC", "Europe/Madrid", "America/New_York", "America/Havana", "Asia/Beirut", "Australia/Lord_Howe"}
 
 func newDiffCase(rnd *rand.Rand) diffCase {
 	c := diffCase{start: randomStart(rnd)}
 	n := 1 + rnd.IntN(3)
 	for i := range n {
-		c.limits = append(c.limits, randomLimit(rnd, fmt.Sprintf("l%d", i)))
+		l := randomLimit(rnd, fmt.Sprintf("l%d", i))
+		c.limits = append(c.limits, l)
+		c.calendar = c.calendar || l.Algorithm == core.CalendarWindow
 	}
 	return c
 }
@@ -89,6 +109,10 @@ func (c diffCase) run(t *testing.T, reference, newStore NewStore, rnd *rand.Rand
 	var history []string
 	for i := range differentialSteps {
 		move, step := c.nextTime(rnd, clock.Now(), last)
+		if c.calendar && latest.Sub(move) > maxCalendarBack {
+			move = latest.Add(-maxCalendarBack)
+			step += fmt.Sprintf(", held at %v behind the latest reading", maxCalendarBack)
+		}
 		clock.Set(move)
 		latest = later(latest, move)
 		cost := c.nextCost(rnd)
@@ -260,7 +284,16 @@ func randomStart(rnd *rand.Rand) time.Time {
 // randomLimit returns a valid limit named name, often at a bound of
 // [core.Limit.Validate].
 func randomLimit(rnd *rand.Rand, name string) core.Limit {
-	l := core.Limit{Name: name, Algorithm: core.Algorithm(rnd.IntN(5)), Period: randomPeriod(rnd)}
+	l := core.Limit{Name: name, Algorithm: core.Algorithm(rnd.IntN(6)), Period: randomPeriod(rnd)}
+	if l.Algorithm == core.CalendarWindow {
+		zone := calendarZones[rnd.IntN(len(calendarZones))]
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			panic(fmt.Sprintf("storetest: time.LoadLocation(%q): %v (install tzdata or import time/tzdata)", zone, err))
+		}
+		l.Calendar = core.Calendar{Unit: core.CalendarUnit(1 + rnd.IntN(3)), Location: loc}
+		l.Period = l.Calendar.Unit.Period()
+	}
 	l.Rate = randomCount(rnd, min(maxRate, int64(l.Period/us)))
 	if l.Algorithm == core.GCRA || l.Algorithm == core.TokenBucket {
 		if r := rnd.Float64(); r < 0.75 {
@@ -354,6 +387,9 @@ func limitsString(ls []core.Limit) string {
 	parts := make([]string, len(ls))
 	for i, l := range ls {
 		parts[i] = fmt.Sprintf("{%s Rate:%d Period:%v (%dµs) Burst:%d}", l.Algorithm, l.Rate, l.Period, l.Period/us, l.Burst)
+		if l.Algorithm == core.CalendarWindow {
+			parts[i] = fmt.Sprintf("{%s Rate:%d per %s in %s}", l.Algorithm, l.Rate, l.Calendar.Unit, l.Calendar.Location)
+		}
 	}
 	return strings.Join(parts, " ")
 }
