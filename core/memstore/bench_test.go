@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
@@ -24,6 +25,27 @@ func BenchmarkTake(b *testing.B) {
 	})
 	b.Run("one-key/parallel", func(b *testing.B) { benchmarkTakeParallel(b, 1) })
 	b.Run("10k-keys/parallel", func(b *testing.B) { benchmarkTakeParallel(b, 10_000) })
+}
+
+// BenchmarkTakeCalendar measures one take of a calendar day in Madrid, a
+// key with state: the window is computed from the zone rules every time.
+// Compare with BenchmarkTake/one-key/serial.
+func BenchmarkTakeCalendar(b *testing.B) {
+	madrid, err := time.LoadLocation("Europe/Madrid")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := memstore.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	limits := []core.Limit{core.PerCalendarDay(1<<40, madrid)}
+	keys := []string{"rl:{client}:day:c"}
+	dst := make([]core.Decision, 0, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst, _ = s.Take(context.Background(), dst[:0], keys, limits, 1)
+	}
 }
 
 // benchmarkStore returns a store with state for numKeys keys of limits.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -135,4 +136,28 @@ func TestGCRAKeyMemory(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("MEMORY USAGE %s = %d bytes", keys[0], bytes)
 	assert.LessOrEqual(t, bytes, int64(100))
+}
+
+// TestCalendarKeyMemory pins the memory of one client's calendar window
+// state (a hash of two integers) with the default key layout.
+func TestCalendarKeyMemory(t *testing.T) {
+	madrid, err := time.LoadLocation("Europe/Madrid")
+	require.NoError(t, err)
+	client := redistest.Dedicated(t).Client(t)
+	ctx := context.Background()
+	store, _ := newStore(t, client)
+	kb, err := core.NewKeyBuilder("rl")
+	require.NoError(t, err)
+	t.Cleanup(func() { assertKeysExpire(t, client, "rl") })
+	limits := []core.Limit{core.PerCalendarMonth(10_000, madrid)}
+	keys := kb.AppendKeys(nil, "203.0.113.7", limits)
+	require.Equal(t, "rl:{203.0.113.7}:10000-per-month-Europe.Madrid:c", keys[0])
+	_, err = store.Take(ctx, nil, keys, limits, 1)
+	require.NoError(t, err)
+
+	bytes, err := client.MemoryUsage(ctx, keys[0]).Result()
+
+	require.NoError(t, err)
+	t.Logf("MEMORY USAGE %s = %d bytes", keys[0], bytes)
+	assert.LessOrEqual(t, bytes, int64(160))
 }
