@@ -30,7 +30,9 @@ var unavailableReplies = [...]string{
 // disagree by more than [core.CalendarSpan] windows (at least 46 hours for
 // a day quota). The take charges nothing. It is not
 // [core.ErrStoreUnavailable]: a clock that far off is a fault to fix, not
-// an outage to fail open through.
+// an outage to fail open through: a [core.Limiter] returns the error to
+// its caller (the middleware's error handler) instead of applying its
+// failure mode.
 var ErrCalendarSkew = errors.New("ratelimit: redisstore: redis clock outside the calendar boundaries")
 
 // calendarSkewReply marks the script's error for [ErrCalendarSkew].
