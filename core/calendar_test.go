@@ -196,3 +196,19 @@ func TestNewLimiterRejectsCalendarWithoutLocation(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `limit "10000-per-month": Calendar.Location must not be nil`)
 }
+
+// BenchmarkCalendarBoundaries measures the list a Redis store computes for
+// every take of a calendar limit.
+func BenchmarkCalendarBoundaries(b *testing.B) {
+	madrid, err := time.LoadLocation("Europe/Madrid")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := Calendar{Unit: CalendarDay, Location: madrid}
+	buf := make([]time.Time, 0, calendarBoundaries)
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = c.Boundaries(buf[:0], now)
+	}
+}

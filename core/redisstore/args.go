@@ -62,22 +62,3 @@ func (s *Store) args(limits []core.Limit, cost int64) []any {
 	return args
 }
 
-// calendarArgs is how many boundaries a calendar window sends.
-const calendarArgs = 2*core.CalendarSpan + 2
-
-// appendBoundaries appends the boundaries of every calendar window of
-// limits, in µs since the script's epoch, computed around the app's clock
-// (docs/algorithms.md, "Calendar windows").
-func (s *Store) appendBoundaries(args []any, limits []core.Limit) []any {
-	now := s.appNow()
-	var buf [calendarArgs]time.Time
-	for _, l := range limits {
-		if l.Algorithm != core.CalendarWindow {
-			continue
-		}
-		for _, b := range l.Calendar.Boundaries(buf[:0], now) {
-			args = append(args, b.UnixMicro()-epochUnixMicros)
-		}
-	}
-	return args
-}

@@ -18,12 +18,13 @@ import (
 // keys. A Store is safe for concurrent use and holds no resources of its
 // own (the client is the caller's to close).
 type Store struct {
-	client redis.Scripter
-	script *redis.Script
-	now    func() time.Time // test clock; nil means the server's TIME
-	appNow func() time.Time // the app's clock, for calendar boundaries
-	reload *reloader        // nil unless client is a cluster client
-	batch  *batcher         // nil unless batching ([WithBatching])
+	client    redis.Scripter
+	script    *redis.Script
+	now       func() time.Time // test clock; nil means the server's TIME
+	appNow    func() time.Time // the app's clock, for calendar boundaries
+	calendars calendarCache    // the boundaries of each calendar, per window
+	reload    *reloader        // nil unless client is a cluster client
+	batch     *batcher         // nil unless batching ([WithBatching])
 
 	masters    masterFinder // nil unless client is a cluster client
 	slotsKnown atomic.Bool  // a take succeeded: masters answers from memory
