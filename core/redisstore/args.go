@@ -61,4 +61,3 @@ func (s *Store) args(limits []core.Limit, cost int64) []any {
 	}
 	return args
 }
-
