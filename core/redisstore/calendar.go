@@ -13,7 +13,7 @@ const calendarArgs = 2*core.CalendarSpan + 2
 
 // boundaries are the ARGV of one calendar window: µs since the script's
 // epoch. They depend only on the window holding the app's clock, which
-// is [b[CalendarSpan], b[CalendarSpan+1]).
+// is b[core.CalendarSpan] to b[core.CalendarSpan+1].
 type boundaries [calendarArgs]int64
 
 // holds reports whether the list computed for now is still b's.
