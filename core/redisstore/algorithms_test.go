@@ -183,6 +183,9 @@ func TestTakeRejectsBadArguments(t *testing.T) {
 		{"zero rate", []string{"a"}, []core.Limit{{Period: time.Second}}, 1},
 		{"sub-microsecond period", []string{"a"}, []core.Limit{{Rate: 1, Period: time.Nanosecond}}, 1},
 		{"unknown algorithm", []string{"a"}, []core.Limit{core.PerSecond(1).WithAlgorithm(core.Algorithm(9))}, 1},
+		{"calendar without a location", []string{"a"}, []core.Limit{core.PerCalendarDay(1, nil)}, 1},
+		{"calendar without a unit", []string{"a"}, []core.Limit{{Rate: 1, Period: 24 * time.Hour, Algorithm: core.CalendarWindow,
+			Calendar: core.Calendar{Location: time.UTC}}}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
 // The cache answers what Calendar.Boundaries would, computing the list
@@ -36,4 +38,45 @@ func TestCalendarCache(t *testing.T) {
 	assert.NotEqual(t, *first, *cc.get(day, next))
 	back := morning.Add(-9 * time.Hour) // an app clock stepped back into the 28th
 	assert.Equal(t, want(day, back), *cc.get(day, back))
+}
+
+// The script refuses calendar arguments that are not where the protocol
+// puts them (docs/redis-protocol.md), instead of reading other values as
+// boundaries.
+func TestScriptRejectsMisplacedBoundaries(t *testing.T) {
+	client := redistest.Standalone(t).Client(t)
+	s, err := New(client)
+	require.NoError(t, err)
+	prefix := redistest.Prefix(t)
+	keys := []string{prefix + ":{c}:a:c", prefix + ":{c}:b:g"}
+	day := []any{5, 10, int64(24 * time.Hour / time.Microsecond)}
+	gcra := []any{0, 10, 1_000_000, 10}
+	b := []any{0, 1, 2, 3, 4, 5}
+	tests := []struct {
+		name string
+		args []any
+		want string
+	}{
+		{"first pointing elsewhere", cat([]any{"", 1}, day, []any{7}, gcra, b), "boundaries at ARGV 7, want 11"},
+		{"boundaries missing", cat([]any{"", 1}, day, []any{11}, gcra), "ARGV for 2 KEYS, want 16"},
+		{"a boundary too many", cat([]any{"", 1}, day, []any{11}, gcra, b, []any{6}), "ARGV for 2 KEYS, want 16"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.script.Run(context.Background(), client, keys, tt.args...).Err()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			n, err := client.Exists(context.Background(), keys...).Result()
+			require.NoError(t, err)
+			assert.Zero(t, n, "nothing written")
+		})
+	}
+}
+
+func cat(parts ...[]any) []any {
+	var all []any
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	return all
 }
