@@ -45,7 +45,11 @@
 // sliding counter's weighted estimate and both of its RetryAfter cases;
 // the sliding log's RetryAfter from the k-th oldest entry; costs above 1,
 // peeks (cost 0) and costs above the capacity (CostTooHigh, nothing
-// charged); and multi-limit takes, which are all-or-nothing. After every
+// charged); calendar windows (days of 23 and 25 hours across DST in
+// Madrid and New York, month ends in leap and common years, ISO weeks
+// across a year end, a clock going back across local midnight, a calendar
+// day beside a bucket); and multi-limit takes, which are all-or-nothing.
+// Calendar cases need the system's time zone database. After every
 // step the suite also checks that a denied take changed nothing (the same
 // take again gets the same decision) and that a peek at the same instant
 // reports the same quota.
@@ -60,11 +64,19 @@
 // bytes, unicode, 10 KB, composite identities) are independent clients;
 // and Take appends to its dst argument.
 //
+// # What RunCalendarSkew checks
+//
+// [RunCalendarSkew] runs the calendar tables on stores whose app clock
+// (from which a Redis store computes the boundaries it sends) is off the
+// deciding clock by 90 seconds to 45 hours, ahead and behind: every
+// decision must be the table's, since only the store's clock picks the
+// window.
+//
 // # What RunDifferential checks
 //
 // [RunDifferential] sends random takes to two stores side by side and
 // requires identical decisions: random limits over the whole valid range
-// (the bounds of [core.Limit.Validate] included), all five algorithms, one
+// (the bounds of [core.Limit.Validate] included), all six algorithms, one
 // to three limits per take, costs from 0 to far above the capacity, and
 // instants from 1970 to 2060 with clock steps back. It also rejects any
 // decision no store may give (a negative or overlong wait, a Remaining
