@@ -10,8 +10,11 @@
 //
 // Time comes from the Redis server (TIME), never from the application, so
 // app nodes with skewed clocks agree; [WithClock] overrides it for tests
-// only. Every key the script writes expires when its state is back to the
-// default.
+// only. Calendar quotas ([core.CalendarWindow]) need the time zone rules,
+// which Lua lacks: the store sends the window boundaries around the app's
+// clock and the server's TIME picks the window, so a skew smaller than two
+// windows moves no boundary and a larger one is [ErrCalendarSkew]. Every
+// key the script writes expires when its state is back to the default.
 //
 // # Failures
 //
