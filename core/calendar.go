@@ -80,8 +80,9 @@ type Calendar struct {
 
 // CalendarSpan is how many windows [Calendar.Boundaries] lists on each
 // side of the window holding the app's clock. Two windows cover a server
-// clock that is at least 46 hours (two 23-hour days), 14 days or 59 days
-// ahead of or behind the app's clock for a day, week or month quota.
+// clock up to 46 hours (two 23-hour days), 14 days or 59 days ahead of or
+// behind the app's clock, for a day, week or month quota; less for a day
+// quota only next to a date a zone skipped (Samoa's 30 December 2011).
 const CalendarSpan = 2
 
 // calendarBoundaries is the length of the list of [Calendar.Boundaries].
