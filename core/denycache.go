@@ -119,16 +119,24 @@ func (c *denyCache) evict(now time.Time) {
 	evictSampled(c.entries, func(e denyEntry) bool { return !now.Before(e.until) })
 }
 
-// aged returns r as it reads d later: every wait shortened by d.
+// aged returns r as it reads d later: every wait shortened by d. A Result
+// of up to four limits holds its decisions inline, so this copies nothing
+// to the heap; beyond that the verdicts get a new slice, as the cached one
+// is shared.
 func (r Result) aged(d time.Duration) Result {
-	ds := make([]Decision, len(r.Decisions))
-	for i, dec := range r.Decisions {
-		dec.ResetAfter = max(0, dec.ResetAfter-d)
-		if !dec.Allowed {
-			dec.RetryAfter = max(time.Microsecond, dec.RetryAfter-d)
-		}
-		ds[i] = dec
+	var vs []verdict
+	if r.spill != nil {
+		r.spill = append([]verdict(nil), r.spill...)
+		vs = r.spill
+	} else {
+		vs = r.inline[:len(r.limits)]
 	}
-	r.Decisions = ds
+	for i := range vs {
+		v := &vs[i]
+		v.resetAfter = max(0, v.resetAfter-d)
+		if !v.allowed {
+			v.retryAfter = max(time.Microsecond, v.retryAfter-d)
+		}
+	}
 	return r
 }

@@ -91,7 +91,7 @@ func (f HeaderFormat) String() string {
 // configured policy) and Retry-After are written. Existing values of these
 // fields are replaced; a Result without decisions sets nothing.
 func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
-	if len(res.Decisions) == 0 {
+	if res.Len() == 0 {
 		return
 	}
 	if f&HeadersIETF != 0 {
@@ -128,7 +128,7 @@ func setPolicy(h http.Header, res Result) {
 		h[canonRateLimitPolicy] = res.policy
 		return
 	}
-	h.Set(canonRateLimitPolicy, formatPolicy(res.Decisions))
+	h.Set(canonRateLimitPolicy, formatPolicy(res.Decisions()))
 }
 
 // policyField returns the RateLimit-Policy value of limits as a header

@@ -21,27 +21,26 @@ var (
 )
 
 func TestSetHeaders(t *testing.T) {
-	allowed := core.Result{Allowed: true, Decisions: []core.Decision{
-		{Limit: perSecond, Allowed: true, Remaining: 99, ResetAfter: 100 * time.Millisecond},
-		{Limit: daily, Allowed: true, Remaining: 950, ResetAfter: 4320 * time.Second},
-	}}
-	exhausted := core.Result{Decisions: []core.Decision{
-		{Limit: perSecond, Reason: core.Exhausted, ResetAfter: 10 * time.Second, RetryAfter: 1500 * time.Millisecond},
-		{Limit: daily, Allowed: true, Remaining: 950, ResetAfter: 4320 * time.Second},
-	}}
-	tooCostly := core.Result{Decisions: []core.Decision{
-		{Limit: perSecond, Reason: core.CostTooHigh, Remaining: 40, ResetAfter: 6 * time.Second},
-	}}
-	subSecondRetry := core.Result{Decisions: []core.Decision{
-		{Limit: perSecond, Reason: core.Exhausted, ResetAfter: 10 * time.Second, RetryAfter: time.Microsecond},
-	}}
-	failOpen := core.Result{Allowed: true, Degraded: true, Decisions: []core.Decision{
-		{Limit: perSecond, Allowed: true, Remaining: 100},
-	}}
-	failClosed := core.Result{Degraded: true, Decisions: []core.Decision{
-		{Limit: perSecond, Reason: core.Exhausted, Remaining: 100, RetryAfter: time.Second},
-	}}
-	shadowed := core.Result{Allowed: true, Shadowed: true, Decisions: exhausted.Decisions}
+	allowed := core.NewResult(
+		core.Decision{Limit: perSecond, Allowed: true, Remaining: 99, ResetAfter: 100 * time.Millisecond},
+		core.Decision{Limit: daily, Allowed: true, Remaining: 950, ResetAfter: 4320 * time.Second},
+	)
+	exhausted := core.NewResult(
+		core.Decision{Limit: perSecond, Reason: core.Exhausted, ResetAfter: 10 * time.Second, RetryAfter: 1500 * time.Millisecond},
+		core.Decision{Limit: daily, Allowed: true, Remaining: 950, ResetAfter: 4320 * time.Second},
+	)
+	tooCostly := core.NewResult(
+		core.Decision{Limit: perSecond, Reason: core.CostTooHigh, Remaining: 40, ResetAfter: 6 * time.Second},
+	)
+	subSecondRetry := core.NewResult(
+		core.Decision{Limit: perSecond, Reason: core.Exhausted, ResetAfter: 10 * time.Second, RetryAfter: time.Microsecond},
+	)
+	failOpen := core.NewResult(core.Decision{Limit: perSecond, Allowed: true, Remaining: 100})
+	failOpen.Degraded = true
+	failClosed := core.NewResult(core.Decision{Limit: perSecond, Reason: core.Exhausted, Remaining: 100, RetryAfter: time.Second})
+	failClosed.Degraded = true
+	shadowed := exhausted
+	shadowed.Allowed, shadowed.Shadowed = true, true
 
 	tests := []struct {
 		name    string
@@ -106,7 +105,7 @@ func TestSetHeaders(t *testing.T) {
 
 func TestSetHeadersReplacesValues(t *testing.T) {
 	h := http.Header{"Ratelimit": {"stale"}, "Retry-After": {"99"}}
-	res := core.Result{Decisions: []core.Decision{{Limit: perSecond, Reason: core.Exhausted, RetryAfter: time.Second}}}
+	res := core.NewResult(core.Decision{Limit: perSecond, Reason: core.Exhausted, RetryAfter: time.Second})
 
 	core.SetHeaders(h, res, core.HeadersIETF, headerNow)
 
@@ -119,10 +118,10 @@ func TestSetHeadersReplacesValues(t *testing.T) {
 func TestSetHeadersParse(t *testing.T) {
 	everyThird := core.Every(3 * time.Minute).WithName("every.3m")
 	halfSecond := core.Limit{Name: "fast_1", Rate: 5, Period: 500 * time.Millisecond}
-	res := core.Result{Allowed: true, Decisions: []core.Decision{
-		{Limit: everyThird, Allowed: true, Remaining: 0, ResetAfter: 179*time.Second + time.Nanosecond},
-		{Limit: halfSecond, Allowed: true, Remaining: 4, ResetAfter: 100 * time.Millisecond},
-	}}
+	res := core.NewResult(
+		core.Decision{Limit: everyThird, Allowed: true, Remaining: 0, ResetAfter: 179*time.Second + time.Nanosecond},
+		core.Decision{Limit: halfSecond, Allowed: true, Remaining: 4, ResetAfter: 100 * time.Millisecond},
+	)
 	h := http.Header{}
 	core.SetHeaders(h, res, core.HeadersIETF, headerNow)
 

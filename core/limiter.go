@@ -214,39 +214,52 @@ func (l *Limiter) take(ctx context.Context, req Request, p *plan) (Result, error
 }
 
 // takeStore decides a take of cost by the client id (already safe) with
-// the store, behind the breaker. Keys for a [NonBlocking] store come from a
-// pooled buffer: they live only for the call, and cost no allocation.
+// the store, behind the breaker. The store's decisions land in a pooled
+// buffer, which the Result copies, so a Result of up to four limits costs
+// no allocation; keys for a [NonBlocking] store come from that scratch too:
+// they live only for the call.
 func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan) (Result, error) {
-	if !l.local {
-		return l.decide(ctx, p.keys(make([]string, 0, len(p.limits)), l.head, id), cost, p)
+	sc := scratches.Get().(*scratch)
+	var keys []string
+	if l.local {
+		keys = sc.build(p, l.head, id)
+	} else {
+		keys = p.keys(make([]string, 0, len(p.limits)), l.head, id)
 	}
-	sc := keyScratches.Get().(*keyScratch)
-	res, err := l.decide(ctx, sc.build(p, l.head, id), cost, p)
-	keyScratches.Put(sc)
+	res, err := l.decide(ctx, sc, keys, cost, p)
+	scratches.Put(sc)
 	return res, err
 }
 
 // decide takes keys with the store and turns its answer into a Result.
-func (l *Limiter) decide(ctx context.Context, keys []string, cost int64, p *plan) (Result, error) {
-	ds, err := l.call(ctx, l.store, keys, p.limits, cost)
+func (l *Limiter) decide(ctx context.Context, sc *scratch, keys []string, cost int64, p *plan) (Result, error) {
+	ds, err := l.call(ctx, sc.ds[:0], keys, p.limits, cost)
+	sc.ds = ds[:0] // keep what the store grew
 	switch {
+	case err == nil && len(ds) == len(p.limits):
+		return resultOf(p.limits, ds), nil
 	case err == nil:
-		return Result{Decisions: ds, Allowed: allAllowed(ds)}, nil
+		return Result{}, fmt.Errorf("ratelimit: store: %d decisions for %d limits", len(ds), len(p.limits))
 	case ctx.Err() != nil:
 		// The caller gave up: whatever the store said (a timeout, a
 		// cancelled read), it says nothing about the store and must not
 		// fail open.
 		return Result{}, callerGone(ctx.Err())
 	case errors.Is(err, ErrStoreUnavailable):
-		return l.degraded(ctx, p, keys, cost, err), nil
+		return l.degraded(ctx, sc, p, keys, cost, err), nil
 	}
 	return Result{}, fmt.Errorf("ratelimit: store: %w", err)
 }
 
-// call runs one store call under the timeout and the breaker of the keys'
-// shard. Errors that mean the store is unavailable come back wrapping
-// [ErrStoreUnavailable].
-func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Limit, cost int64) ([]Decision, error) {
+// call runs one call of the store under the timeout and the breaker of the
+// keys' shard, appending the decisions to dst. Errors that mean the store
+// is unavailable come back wrapping [ErrStoreUnavailable]. A
+// [NonBlocking] store without a breaker is simply called.
+func (l *Limiter) call(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error) {
+	s := l.store
+	if l.local && l.breakers == nil {
+		return s.Take(ctx, dst, keys, limits, cost)
+	}
 	var b *breaker
 	if l.breakers != nil {
 		shard := ""
@@ -254,14 +267,14 @@ func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Lim
 			shard = sh.Shard(keys[0]) // the keys of one call share a hash tag
 		}
 		if b = l.breakers.forShard(shard); !b.allow() {
-			return nil, ErrBreakerOpen
+			return dst, ErrBreakerOpen
 		}
 	}
 	tctx, cancel := ctx, context.CancelFunc(func() {})
-	if _, local := s.(NonBlocking); !local {
+	if !l.local {
 		tctx, cancel = context.WithTimeout(ctx, l.timeout)
 	}
-	ds, err := s.Take(tctx, make([]Decision, 0, len(limits)), keys, limits, cost)
+	ds, err := s.Take(tctx, dst, keys, limits, cost)
 	unavailable := err != nil && (errors.Is(err, ErrStoreUnavailable) || tctx.Err() != nil)
 	cancel()
 	if b != nil {
@@ -313,27 +326,34 @@ func (l *Limiter) plan(ctx context.Context, req Request) (*plan, error) {
 }
 
 // degraded decides without the primary store, by the failure mode.
-func (l *Limiter) degraded(ctx context.Context, p *plan, keys []string, cost int64, cause error) Result {
-	res := Result{Degraded: true, Err: cause}
+func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, keys []string, cost int64, cause error) Result {
 	if l.failure == FailLocal {
-		ds, err := l.fallback.Take(ctx, make([]Decision, 0, len(p.shares)), keys, p.shares, cost)
+		ds, err := l.fallback.Take(ctx, sc.ds[:0], keys, p.shares, cost)
+		sc.ds = ds[:0]
+		if err == nil && len(ds) != len(p.shares) {
+			err = fmt.Errorf("%d decisions for %d limits", len(ds), len(p.shares))
+		}
 		if err == nil {
-			res.Decisions, res.Allowed, res.Fallback = ds, allAllowed(ds), true
+			res := resultOf(p.shares, ds)
+			res.Degraded, res.Fallback, res.Err = true, true, cause
 			return res
 		}
-		res.Err = fmt.Errorf("%w; fallback: %w", cause, err)
+		cause = fmt.Errorf("%w; fallback: %w", cause, err)
 	}
 	// Nothing is known about the quota: report it full, and let the
 	// failure mode decide (a failed fallback fails open).
-	res.Allowed = l.failure != FailClosed
-	res.Decisions = make([]Decision, len(p.limits))
-	for i, lim := range p.limits {
-		res.Decisions[i] = Decision{Limit: lim, Allowed: res.Allowed, Remaining: lim.Capacity()}
-		if !res.Allowed {
-			res.Decisions[i].Reason = Unavailable
-			res.Decisions[i].RetryAfter = unavailableRetry
+	allowed := l.failure != FailClosed
+	ds := sc.ds[:0]
+	for _, lim := range p.limits {
+		d := Decision{Limit: lim, Allowed: allowed, Remaining: lim.Capacity()}
+		if !allowed {
+			d.Reason, d.RetryAfter = Unavailable, unavailableRetry
 		}
+		ds = append(ds, d)
 	}
+	sc.ds = ds[:0]
+	res := resultOf(p.limits, ds)
+	res.Degraded, res.Err = true, cause
 	return res
 }
 
@@ -347,13 +367,4 @@ func (l *Limiter) breakerChanged(from, to BreakerState) {
 	for _, o := range l.observers {
 		o.BreakerChanged(from, to)
 	}
-}
-
-func allAllowed(ds []Decision) bool {
-	for _, d := range ds {
-		if !d.Allowed {
-			return false
-		}
-	}
-	return true
 }
