@@ -126,7 +126,15 @@ func NewResult(decisions ...Decision) Result {
 // resultOf returns the Result of decisions ds, ds[i] being the decision of
 // limits[i]; it keeps limits, not ds, which may be reused once it returns.
 func resultOf(limits []Limit, ds []Decision) Result {
-	r := Result{Allowed: true, limits: limits[:len(ds)]}
+	var r Result
+	r.set(limits, ds)
+	return r
+}
+
+// set makes r the Result of decisions ds, as [resultOf] does, in place;
+// r is the zero Result.
+func (r *Result) set(limits []Limit, ds []Decision) {
+	r.Allowed, r.limits = true, limits[:len(ds)]
 	vs := r.inline[:]
 	if len(ds) > inlineVerdicts {
 		r.spill = make([]verdict, len(ds))
@@ -136,7 +144,6 @@ func resultOf(limits []Limit, ds []Decision) Result {
 		vs[i] = verdictOf(d)
 		r.Allowed = r.Allowed && d.Allowed
 	}
-	return r
 }
 
 // Len returns the number of decisions: one per limit of the tier.

@@ -77,7 +77,8 @@ func TestAgedLeavesTheOriginal(t *testing.T) {
 		}
 		cached := NewResult(ds...)
 
-		aged := cached.aged(time.Second)
+		aged := cached
+		aged.age(time.Second)
 
 		for i := range n {
 			assert.Equal(t, time.Minute, cached.Decision(i).RetryAfter, "%d decisions: cached %d", n, i)

@@ -166,8 +166,11 @@ func (l *Limiter) Take(ctx context.Context, req Request) (Result, error) {
 		return Result{}, callerGone(err)
 	}
 	p, tierErr := l.plan(ctx, req)
-	res, err := l.take(ctx, req, p)
-	if err != nil {
+	// res is filled in place by every step below: a Result is a few hundred
+	// bytes, and returning it by value through each of them costs more than
+	// the store's arithmetic.
+	var res Result
+	if err := l.take(ctx, req, p, &res); err != nil {
 		return Result{}, err
 	}
 	res.Tier, res.TierErr, res.policy = p.name, tierErr, p.policyOf(res)
@@ -185,40 +188,40 @@ func callerGone(err error) error {
 	return fmt.Errorf("ratelimit: caller gone: %w", err)
 }
 
-// take decides req with the deny cache, the breaker and the store. The
-// deny cache is keyed by the safe identity, as store keys are, so it holds
-// at most [MaxIdentityLen] bytes of any identity. A cost no limit can ever
-// admit bypasses it: the store answers [CostTooHigh], which waiting
-// cannot change.
-func (l *Limiter) take(ctx context.Context, req Request, p *plan) (Result, error) {
+// take decides req with the deny cache, the breaker and the store, into
+// res. The deny cache is keyed by the safe identity, as store keys are, so
+// it holds at most [MaxIdentityLen] bytes of any identity. A cost no limit
+// can ever admit bypasses it: the store answers [CostTooHigh], which
+// waiting cannot change.
+func (l *Limiter) take(ctx context.Context, req Request, p *plan, res *Result) error {
 	id := SafeIdentity(req.Identity)
 	if l.denied == nil || req.Cost == 0 || req.Cost > p.fits {
-		return l.takeStore(ctx, id, req.Cost, p)
+		return l.takeStore(ctx, id, req.Cost, p, res)
 	}
 	dk := denyKey{identity: id, tier: p.name}
-	cached, hit, probe, err := l.denied.lookup(ctx, dk, req.Cost, l.now)
+	hit, probe, err := l.denied.lookup(ctx, dk, req.Cost, l.now, res)
 	if err != nil {
-		return Result{}, callerGone(err)
+		return callerGone(err)
 	}
 	if hit {
-		return cached, nil
+		return nil
 	}
-	res, err := l.takeStore(ctx, id, req.Cost, p)
+	err = l.takeStore(ctx, id, req.Cost, p, res)
 	if err == nil && !res.Allowed && !res.Degraded {
 		l.denied.put(dk, req.Cost, res, l.now())
 	}
 	if probe != nil {
 		l.denied.release(dk, probe, err == nil && !res.Degraded && res.Allowed && res.Binding().Remaining == 0)
 	}
-	return res, err
+	return err
 }
 
 // takeStore decides a take of cost by the client id (already safe) with
-// the store, behind the breaker. The store's decisions land in a pooled
-// buffer, which the Result copies, so a Result of up to four limits costs
+// the store, behind the breaker, into res. The store's decisions land in a
+// pooled buffer, which res copies, so a Result of up to four limits costs
 // no allocation; keys for a [NonBlocking] store come from that scratch too:
 // they live only for the call.
-func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan) (Result, error) {
+func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan, res *Result) error {
 	sc := scratches.Get().(*scratch)
 	var keys []string
 	if l.local {
@@ -226,29 +229,31 @@ func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan)
 	} else {
 		keys = p.keys(make([]string, 0, len(p.limits)), l.head, id)
 	}
-	res, err := l.decide(ctx, sc, keys, cost, p)
+	err := l.decide(ctx, sc, keys, cost, p, res)
 	scratches.Put(sc)
-	return res, err
+	return err
 }
 
-// decide takes keys with the store and turns its answer into a Result.
-func (l *Limiter) decide(ctx context.Context, sc *scratch, keys []string, cost int64, p *plan) (Result, error) {
+// decide takes keys with the store and turns its answer into res.
+func (l *Limiter) decide(ctx context.Context, sc *scratch, keys []string, cost int64, p *plan, res *Result) error {
 	ds, err := l.call(ctx, sc.ds[:0], keys, p.limits, cost)
 	sc.ds = ds[:0] // keep what the store grew
 	switch {
 	case err == nil && len(ds) == len(p.limits):
-		return resultOf(p.limits, ds), nil
+		res.set(p.limits, ds)
+		return nil
 	case err == nil:
-		return Result{}, fmt.Errorf("ratelimit: store: %d decisions for %d limits", len(ds), len(p.limits))
+		return fmt.Errorf("ratelimit: store: %d decisions for %d limits", len(ds), len(p.limits))
 	case ctx.Err() != nil:
 		// The caller gave up: whatever the store said (a timeout, a
 		// cancelled read), it says nothing about the store and must not
 		// fail open.
-		return Result{}, callerGone(ctx.Err())
+		return callerGone(ctx.Err())
 	case errors.Is(err, ErrStoreUnavailable):
-		return l.degraded(ctx, sc, p, keys, cost, err), nil
+		l.degraded(ctx, sc, p, keys, cost, err, res)
+		return nil
 	}
-	return Result{}, fmt.Errorf("ratelimit: store: %w", err)
+	return fmt.Errorf("ratelimit: store: %w", err)
 }
 
 // call runs one call of the store under the timeout and the breaker of the
@@ -325,8 +330,9 @@ func (l *Limiter) plan(ctx context.Context, req Request) (*plan, error) {
 	return l.def, fmt.Errorf("ratelimit: unknown tier %q", name)
 }
 
-// degraded decides without the primary store, by the failure mode.
-func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, keys []string, cost int64, cause error) Result {
+// degraded decides into res without the primary store, by the failure
+// mode.
+func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, keys []string, cost int64, cause error, res *Result) {
 	if l.failure == FailLocal {
 		ds, err := l.fallback.Take(ctx, sc.ds[:0], keys, p.shares, cost)
 		sc.ds = ds[:0]
@@ -334,9 +340,9 @@ func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, keys []str
 			err = fmt.Errorf("%d decisions for %d limits", len(ds), len(p.shares))
 		}
 		if err == nil {
-			res := resultOf(p.shares, ds)
+			res.set(p.shares, ds)
 			res.Degraded, res.Fallback, res.Err = true, true, cause
-			return res
+			return
 		}
 		cause = fmt.Errorf("%w; fallback: %w", cause, err)
 	}
@@ -352,9 +358,8 @@ func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, keys []str
 		ds = append(ds, d)
 	}
 	sc.ds = ds[:0]
-	res := resultOf(p.limits, ds)
+	res.set(p.limits, ds)
 	res.Degraded, res.Err = true, cause
-	return res
 }
 
 // unavailableRetry is the Retry-After of a request denied because the
