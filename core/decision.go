@@ -108,10 +108,6 @@ type verdict struct {
 	retryAfter time.Duration
 }
 
-func verdictOf(d Decision) verdict {
-	return verdict{allowed: d.Allowed, reason: d.Reason, remaining: d.Remaining, resetAfter: d.ResetAfter, retryAfter: d.RetryAfter}
-}
-
 // NewResult returns a Result holding a copy of decisions, Allowed when
 // every one of them allows (also when there is none). It is for code that
 // tests what consumes Results: observers, deny handlers, header writers.
@@ -140,8 +136,9 @@ func (r *Result) set(limits []Limit, ds []Decision) {
 		r.spill = make([]verdict, len(ds))
 		vs = r.spill
 	}
-	for i, d := range ds {
-		vs[i] = verdictOf(d)
+	for i := range ds {
+		d := &ds[i]
+		vs[i] = verdict{allowed: d.Allowed, reason: d.Reason, remaining: d.Remaining, resetAfter: d.ResetAfter, retryAfter: d.RetryAfter}
 		r.Allowed = r.Allowed && d.Allowed
 	}
 }

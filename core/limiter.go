@@ -42,6 +42,7 @@ type Limiter struct {
 	denied    *denyCache // nil with WithDenyCache(0)
 	fallback  Store
 	observers []Observer
+	quiet     bool // the observers act only on degraded Results (the default failure log)
 	shadow    bool
 	local     bool // the store is NonBlocking
 	now       clockFunc
@@ -82,13 +83,14 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if c.failure == FailLocal && c.fallback == nil {
 		return nil, errors.New("ratelimit: failure mode FailLocal needs a fallback store: use WithFallback")
 	}
-	if len(c.observers) == 0 {
+	quiet := len(c.observers) == 0
+	if quiet {
 		c.observers = []Observer{failureLog()}
 	}
 	l := &Limiter{
 		store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)),
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
-		shadow: c.shadow, now: c.now,
+		quiet: quiet, shadow: c.shadow, now: c.now,
 	}
 	_, l.local = store.(NonBlocking)
 	if err := l.addPlans(c); err != nil {
@@ -159,28 +161,42 @@ func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (Result,
 // admission), or a store error that means a bug (not
 // [ErrStoreUnavailable]), which must be seen, not silently failed open.
 func (l *Limiter) Take(ctx context.Context, req Request) (Result, error) {
+	// res is filled in place by every step: a Result is a few hundred
+	// bytes, and returning it by value through each of them costs more than
+	// the memory store's arithmetic. Take itself is small enough to be
+	// inlined into its callers (Allow), which saves one more copy.
+	var res Result
+	err := l.takeInto(ctx, req, &res)
+	return res, err
+}
+
+// takeInto is [Limiter.Take], deciding into res, which is zero and stays
+// zero when it returns an error.
+func (l *Limiter) takeInto(ctx context.Context, req Request, res *Result) error {
 	if req.Cost < 0 {
-		return Result{}, ErrInvalidCost
+		return ErrInvalidCost
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{}, callerGone(err)
+		return callerGone(err)
 	}
 	p, tierErr := l.plan(ctx, req)
-	// res is filled in place by every step below: a Result is a few hundred
-	// bytes, and returning it by value through each of them costs more than
-	// the store's arithmetic.
-	var res Result
-	if err := l.take(ctx, req, p, &res); err != nil {
-		return Result{}, err
+	if err := l.take(ctx, req, p, res); err != nil {
+		*res = Result{} // whatever a step left there is no decision
+		return err
 	}
-	res.Tier, res.TierErr, res.policy = p.name, tierErr, p.policyOf(res)
+	res.Tier, res.TierErr = p.name, tierErr
+	if res.policy = p.policy; res.Fallback {
+		res.policy = p.local
+	}
 	if l.shadow && !res.Allowed && !res.Degraded {
 		res.Allowed, res.Shadowed = true, true
 	}
-	for _, o := range l.observers {
-		o.Decided(ctx, req, res)
+	if !l.quiet || res.Degraded {
+		for _, o := range l.observers {
+			o.Decided(ctx, req, *res)
+		}
 	}
-	return res, nil
+	return nil
 }
 
 // callerGone wraps the error of a caller's context that is done.

@@ -179,6 +179,11 @@ func (s *Store) shardOf(key string) int {
 // that cross shards cannot deadlock) and returns their indices, appended
 // to buf.
 func (s *Store) lock(buf []int, slots []slot) []int {
+	if len(slots) == 1 { // the common case: nothing to sort
+		buf = append(buf, slots[0].shard)
+		s.shards[slots[0].shard].mu.Lock()
+		return buf
+	}
 	for i := range slots {
 		if !slices.Contains(buf, slots[i].shard) {
 			buf = append(buf, slots[i].shard)
