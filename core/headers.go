@@ -106,7 +106,7 @@ func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
 	}
 	reset := resetDelay(b)
 	if f&HeadersIETF != 0 {
-		h.Set(canonRateLimit, formatRateLimit(b, reset))
+		setRateLimit(h, b, reset)
 	}
 	if f&HeadersLegacy != 0 {
 		h.Set(canonRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
