@@ -23,6 +23,8 @@ import (
 // path is the one measured. The cells:
 //
 //   - xrate: sync.Map Load + (*rate.Limiter).Allow.
+//   - store: memstore.Store.Take alone, keys built beforehand: the part of
+//     limiter-1 that is the store's.
 //   - limiter-1, limiter-2: core.Limiter.Allow on memstore, one GCRA limit and
 //     two, defaults otherwise (deny cache on).
 //   - middleware: ratelimithttp.New around a handler that does nothing,
@@ -52,6 +54,27 @@ func BenchmarkMemoryPath(b *testing.B) {
 				v, _ := limiters.Load(ids[k])
 				if !v.(*rate.Limiter).Allow() {
 					b.Fatal("x/time/rate denied")
+				}
+			}
+		}},
+		{"store", func(b *testing.B) func(int) {
+			store, err := memstore.New()
+			if err != nil {
+				b.Fatal(err)
+			}
+			limits := []core.Limit{perSec}
+			keys := make([][]string, benchClients)
+			for k, id := range benchIDs() {
+				keys[k] = []string{"ratelimit:{" + id + "}:s:g"}
+			}
+			dsts := sync.Pool{New: func() any { return new([1]core.Decision) }} // as the limiter pools its own
+			ctx := context.Background()
+			return func(k int) {
+				dst := dsts.Get().(*[1]core.Decision)
+				ds, err := store.Take(ctx, dst[:0], keys[k], limits, 1)
+				dsts.Put(dst)
+				if err != nil || !ds[0].Allowed {
+					b.Fatal("memstore denied", err)
 				}
 			}
 		}},

@@ -87,10 +87,17 @@ func isHeld(e *entry, held []slot) bool {
 // the first '{' and the next '}' when they are not empty, else the whole
 // key, as Redis Cluster picks a slot.
 func hashTag(key string) string {
+	start, end := tagBounds(key)
+	return key[start:end]
+}
+
+// tagBounds returns where the hash tag of key starts and ends (key[start:end],
+// key[end] being the closing '}'), or 0 and len(key) when key has no tag.
+func tagBounds(key string) (start, end int) {
 	if i := strings.IndexByte(key, '{'); i >= 0 {
 		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			return key[i+1 : i+1+j]
+			return i + 1, i + 1 + j
 		}
 	}
-	return key
+	return 0, len(key)
 }

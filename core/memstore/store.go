@@ -107,9 +107,7 @@ func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, li
 
 // take is [Store.Take] on valid arguments, with one zeroed slot per key.
 func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, cost int64, slots []slot) []core.Decision {
-	for i, key := range keys {
-		slots[i].shard = s.shardOf(key)
-	}
+	s.shardsOf(keys, slots)
 	now := s.clock() // read outside the lock: every key keeps its own time
 	var lockBuf [maxInline]int
 	locked := s.lock(lockBuf[:0], slots)
@@ -173,6 +171,25 @@ func (s *Store) commit(slots []slot, i int, key string, alg core.Algorithm, now,
 // shardOf returns the index of the shard of key, chosen by its hash tag.
 func (s *Store) shardOf(key string) int {
 	return int(maphash.String(s.seed, hashTag(key)) & s.mask)
+}
+
+// shardsOf sets the shard of every slot. The keys of one take share the
+// hash tag of one client (core.Store's contract): a key that starts like
+// the first one up to its tag's closing '}' has that tag, and its shard,
+// without looking for the tag and hashing it again. Any other key is
+// hashed on its own.
+func (s *Store) shardsOf(keys []string, slots []slot) {
+	first := keys[0]
+	start, end := tagBounds(first)
+	shard := int(maphash.String(s.seed, first[start:end]) & s.mask)
+	slots[0].shard = shard
+	for i := 1; i < len(keys); i++ {
+		if k := keys[i]; start > 0 && len(k) > end && k[:end+1] == first[:end+1] {
+			slots[i].shard = shard
+		} else {
+			slots[i].shard = s.shardOf(k)
+		}
+	}
 }
 
 // lock locks the distinct shards of slots in increasing order (so takes
