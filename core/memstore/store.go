@@ -75,7 +75,8 @@ func (s *Store) NonBlocking() {}
 // A slot is the work on one limit of a take.
 type slot struct {
 	shard int
-	e     *entry // nil when the key has no live state
+	e     *entry // nil when the key has no entry
+	stale bool   // e has expired: the key has no state, and a write reuses e
 	out   outcome
 	next  state // the stored state, then the one to write if admitted
 }
@@ -120,6 +121,8 @@ func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, co
 		for i := range slots {
 			s.commit(slots, i, keys[i], limits[i].Algorithm, now, cost)
 		}
+	} else {
+		s.dropStale(slots, keys)
 	}
 	s.unlock(locked)
 
@@ -133,8 +136,9 @@ func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, co
 // (the sliding log prunes, which changes no decision). It reports whether
 // the limit admits the take.
 func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bool {
-	sl.e = s.shards[sl.shard].lookup(key, now)
-	found := sl.e != nil && sl.e.alg == l.Algorithm
+	sl.e = s.shards[sl.shard].entries[key]
+	sl.stale = sl.e != nil && sl.e.expired(now)
+	found := sl.e != nil && !sl.stale && sl.e.alg == l.Algorithm
 	if l.Algorithm == core.SlidingLog {
 		var lg *timeLog
 		if found {
@@ -150,13 +154,19 @@ func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bo
 	return sl.out.allowed
 }
 
-// commit writes the state of slots[i], creating its entry if needed.
+// commit writes the state of slots[i], creating its entry if needed. An
+// expired entry is reused as it is, key and memory: a client whose state
+// ran out between two requests (a quota far from exhausted lives only
+// microseconds) costs no allocation.
 func (s *Store) commit(slots []slot, i int, key string, alg core.Algorithm, now, cost int64) {
 	sl := &slots[i]
 	if sl.e == nil {
 		sl.e = s.shards[sl.shard].insert(key, now, slots)
 	}
 	e := sl.e
+	if sl.stale && e.log != nil {
+		e.log.reset() // every unit left the window when the entry expired
+	}
 	if alg == core.SlidingLog {
 		if e.alg != alg || e.log == nil {
 			e.log = &timeLog{}
@@ -166,6 +176,16 @@ func (s *Store) commit(slots []slot, i int, key string, alg core.Algorithm, now,
 		e.state, e.log = sl.next, nil
 	}
 	e.alg, e.expireAt = alg, now+sl.out.ttl
+}
+
+// dropStale removes the expired entries of a take that writes nothing, so
+// a key is absent once it expired and was touched.
+func (s *Store) dropStale(slots []slot, keys []string) {
+	for i := range slots {
+		if slots[i].stale {
+			delete(s.shards[slots[i].shard].entries, keys[i])
+		}
+	}
 }
 
 // shardOf returns the index of the shard of key, chosen by its hash tag.
