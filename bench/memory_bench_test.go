@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,17 +34,87 @@ import (
 //   - handler: the same driver and handler without the middleware: what
 //     the driver itself costs (its request copy is one allocation).
 func BenchmarkMemoryPath(b *testing.B) {
-	// A burst no run exhausts, and an emission interval (10 ms) longer than
-	// the time between two checks of one client in the parallel cells
-	// (1,000 clients), so every client keeps its state: a take that
-	// recreates an expired key is not the path measured.
-	const perSecond, burst = 100, 1e9
+	for _, c := range memoryCells() {
+		b.Run(c.name+"/serial", func(b *testing.B) {
+			check := c.open(b)
+			check(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				check(0)
+			}
+		})
+		b.Run(c.name+"/parallel", func(b *testing.B) {
+			check := c.open(b)
+			for k := range benchClients {
+				check(k)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				k := 0
+				for pb.Next() {
+					check(k % benchClients)
+					k += 7
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkMemoryRatio is each cell of BenchmarkMemoryPath against xrate,
+// interleaved finely enough for a shared, loaded machine: batches of 1,000
+// checks of the cell, each followed by 1,000 of x/time/rate (not counted in
+// ns/op), from one goroutine on one client. x-xrate is the median over the
+// batches of the cell's time over x/time/rate's.
+func BenchmarkMemoryRatio(b *testing.B) {
+	const batch = 1000
+	cells := memoryCells()
+	for _, c := range cells[1:] {
+		b.Run(c.name, func(b *testing.B) {
+			base, check := cells[0].open(b), c.open(b)
+			base(0)
+			check(0)
+			var ratios []float64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for done := 0; done < b.N; done += batch {
+				start := time.Now()
+				for range batch {
+					check(0)
+				}
+				ours := time.Since(start)
+				b.StopTimer()
+				start = time.Now()
+				for range batch {
+					base(0)
+				}
+				ratios = append(ratios, float64(ours)/float64(time.Since(start)))
+				b.StartTimer()
+			}
+			slices.Sort(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "x-xrate")
+		})
+	}
+}
+
+// A burst no run exhausts, and an emission interval (10 ms) longer than
+// the time between two checks of one client in the parallel cells (1,000
+// clients), so every client keeps its state: a take that recreates an
+// expired key is not the path measured.
+const benchPerSecond, benchBurst = 100, 1e9
+
+// A memoryCell opens one contender of BenchmarkMemoryPath and returns its
+// check of client k.
+type memoryCell struct {
+	name string
+	open func(b *testing.B) func(k int)
+}
+
+func memoryCells() []memoryCell {
+	const perSecond, burst = benchPerSecond, benchBurst
 	perSec := core.PerSecond(perSecond).WithBurst(burst).WithName("s")
 	perMin := core.PerMinute(60 * perSecond).WithBurst(burst).WithName("m")
-	cells := []struct {
-		name string
-		open func(b *testing.B) func(k int)
-	}{
+	return []memoryCell{
 		{"xrate", func(b *testing.B) func(int) {
 			var limiters sync.Map
 			ids := benchIDs()
@@ -91,31 +162,6 @@ func BenchmarkMemoryPath(b *testing.B) {
 			l := benchLimiter(b, perSec)
 			return httpCell(b, ratelimithttp.New(l)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
 		}},
-	}
-	for _, c := range cells {
-		b.Run(c.name+"/serial", func(b *testing.B) {
-			check := c.open(b)
-			check(0)
-			b.ReportAllocs()
-			for b.Loop() {
-				check(0)
-			}
-		})
-		b.Run(c.name+"/parallel", func(b *testing.B) {
-			check := c.open(b)
-			for k := range benchClients {
-				check(k)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				k := 0
-				for pb.Next() {
-					check(k % benchClients)
-					k += 7
-				}
-			})
-		})
 	}
 }
 
