@@ -47,6 +47,11 @@ func newDenyCache(size int) *denyCache {
 	return &denyCache{size: size, entries: make(map[denyKey]*denyEntry)}
 }
 
+// empty reports whether the cache holds no denial: every lookup misses.
+func (c *denyCache) empty() bool {
+	return c.held.Load() == 0
+}
+
 // lookup reports whether k has a cached denial for a request of cost and,
 // if so, sets res to it, with its durations shortened by the time passed
 // since it was cached. On a miss after a denial ran out, the first caller

@@ -215,7 +215,12 @@ func (l *Limiter) take(ctx context.Context, req Request, p *plan, res *Result) e
 		return l.takeStore(ctx, id, req.Cost, p, res)
 	}
 	dk := denyKey{identity: id, tier: p.name}
-	hit, probe, err := l.denied.lookup(ctx, dk, req.Cost, l.now, res)
+	var hit bool
+	var probe chan struct{}
+	var err error
+	if !l.denied.empty() { // else a miss, without a call
+		hit, probe, err = l.denied.lookup(ctx, dk, req.Cost, l.now, res)
+	}
 	if err != nil {
 		return callerGone(err)
 	}
