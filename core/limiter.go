@@ -184,10 +184,7 @@ func (l *Limiter) takeInto(ctx context.Context, req Request, res *Result) error 
 		*res = Result{} // whatever a step left there is no decision
 		return err
 	}
-	res.Tier, res.TierErr = p.name, tierErr
-	if res.policy = p.policy; res.Fallback {
-		res.policy = p.local
-	}
+	res.Tier, res.TierErr, res.policy = p.name, tierErr, p.policyOf(*res)
 	if l.shadow && !res.Allowed && !res.Degraded {
 		res.Allowed, res.Shadowed = true, true
 	}
