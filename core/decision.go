@@ -59,13 +59,15 @@ type Decision struct {
 }
 
 // A Result is the outcome of one request: the decision of every limit of
-// the client's tier, taken together.
+// the client's tier, taken together. [Result.Len] and [Result.Decision]
+// read the decisions, in tier order, without allocating; a Result holds up
+// to four of them inline, so a decision over the memory store for a client
+// that has state allocates nothing. Build one with [NewResult] (tests of
+// observers and deny handlers); a [Limiter] makes its own.
 type Result struct {
 	// Allowed is true when every limit admitted the request (and each was
 	// charged), false when at least one denied it (and none was charged).
 	Allowed bool
-	// Decisions holds one decision per limit of the tier, in tier order.
-	Decisions []Decision
 	// Tier is the name of the tier whose limits were applied.
 	Tier string
 	// TierErr is the error of the tier resolver, if it failed; the default
@@ -85,7 +87,90 @@ type Result struct {
 	// metrics; never show its text to a client.
 	Err error
 
-	policy []string // the tier's RateLimit-Policy field, set by the Limiter
+	limits []Limit                 // one per decision; a Limiter's are its tier's, shared
+	inline [inlineVerdicts]verdict // the verdicts, when there are at most inlineVerdicts
+	spill  []verdict               // else all of them
+	policy []string                // the tier's RateLimit-Policy field, set by the Limiter
+}
+
+// inlineVerdicts is how many decisions a [Result] holds without
+// allocating: tiers rarely have more limits than that.
+const inlineVerdicts = 4
+
+// A verdict is a [Decision] without its Limit, which a [Result] keeps
+// apart: a Limiter's Results share their tier's limits, and a Result
+// stays small to copy.
+type verdict struct {
+	allowed    bool
+	reason     Reason
+	remaining  int64
+	resetAfter time.Duration
+	retryAfter time.Duration
+}
+
+// NewResult returns a Result holding a copy of decisions, Allowed when
+// every one of them allows (also when there is none). It is for code that
+// tests what consumes Results: observers, deny handlers, header writers.
+func NewResult(decisions ...Decision) Result {
+	limits := make([]Limit, len(decisions))
+	for i, d := range decisions {
+		limits[i] = d.Limit
+	}
+	return resultOf(limits, decisions)
+}
+
+// resultOf returns the Result of decisions ds, ds[i] being the decision of
+// limits[i]; it keeps limits, not ds, which may be reused once it returns.
+func resultOf(limits []Limit, ds []Decision) Result {
+	var r Result
+	r.set(limits, ds)
+	return r
+}
+
+// set makes r the Result of decisions ds, as [resultOf] does, in place;
+// r is the zero Result.
+func (r *Result) set(limits []Limit, ds []Decision) {
+	r.Allowed, r.limits = true, limits[:len(ds)]
+	vs := r.inline[:]
+	if len(ds) > inlineVerdicts {
+		r.spill = make([]verdict, len(ds))
+		vs = r.spill
+	}
+	for i := range ds {
+		d := &ds[i]
+		vs[i] = verdict{allowed: d.Allowed, reason: d.Reason, remaining: d.Remaining, resetAfter: d.ResetAfter, retryAfter: d.RetryAfter}
+		r.Allowed = r.Allowed && d.Allowed
+	}
+}
+
+// Len returns the number of decisions: one per limit of the tier.
+func (r Result) Len() int { return len(r.limits) }
+
+// Decision returns the decision of the i-th limit of the tier. Like a slice
+// index, it panics if i is not in [0, Len()).
+func (r Result) Decision(i int) Decision {
+	v := r.verdict(i)
+	return Decision{Limit: r.limits[i], Allowed: v.allowed, Reason: v.reason,
+		Remaining: v.remaining, ResetAfter: v.resetAfter, RetryAfter: v.retryAfter}
+}
+
+// Decisions returns the decisions in a new slice, one per limit of the
+// tier. It allocates; [Result.Len] and [Result.Decision] do not.
+func (r Result) Decisions() []Decision {
+	ds := make([]Decision, r.Len())
+	for i := range ds {
+		ds[i] = r.Decision(i)
+	}
+	return ds
+}
+
+// verdict returns the i-th verdict, with the bounds check of a slice of
+// Len verdicts.
+func (r *Result) verdict(i int) *verdict {
+	if r.spill != nil {
+		return &r.spill[i]
+	}
+	return &r.inline[:len(r.limits)][i]
 }
 
 // Binding returns the decision that binds: among denying limits the one
@@ -93,35 +178,31 @@ type Result struct {
 // Remaining (ties go to the longest ResetAfter). Binding of a Result with
 // no decisions is the zero Decision.
 func (r Result) Binding() Decision {
-	if len(r.Decisions) == 0 {
+	if r.Len() == 0 {
 		return Decision{}
 	}
-	return r.Decisions[bindingIndex(r.Decisions)]
-}
-
-func bindingIndex(ds []Decision) int {
 	best := 0
-	for i := 1; i < len(ds); i++ {
-		if moreBinding(ds[i], ds[best]) {
+	for i := 1; i < r.Len(); i++ {
+		if moreBinding(r.verdict(i), r.verdict(best)) {
 			best = i
 		}
 	}
-	return best
+	return r.Decision(best)
 }
 
 // moreBinding reports whether a is more restrictive than b.
-func moreBinding(a, b Decision) bool {
-	if a.Allowed != b.Allowed {
-		return !a.Allowed
+func moreBinding(a, b *verdict) bool {
+	if a.allowed != b.allowed {
+		return !a.allowed
 	}
-	if !a.Allowed {
-		if a.Reason != b.Reason {
-			return a.Reason == CostTooHigh
+	if !a.allowed {
+		if a.reason != b.reason {
+			return a.reason == CostTooHigh
 		}
-		return a.RetryAfter > b.RetryAfter
+		return a.retryAfter > b.retryAfter
 	}
-	if a.Remaining != b.Remaining {
-		return a.Remaining < b.Remaining
+	if a.remaining != b.remaining {
+		return a.remaining < b.remaining
 	}
-	return a.ResetAfter > b.ResetAfter
+	return a.resetAfter > b.resetAfter
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestResultBinding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, Result{Decisions: tt.decisions}.Binding().Limit.Name)
+			assert.Equal(t, tt.want, NewResult(tt.decisions...).Binding().Limit.Name)
 		})
 	}
 	assert.Equal(t, Decision{}, Result{}.Binding())
@@ -38,4 +39,51 @@ func TestReasonStrings(t *testing.T) {
 	assert.Equal(t, "exhausted", Exhausted.String())
 	assert.Equal(t, "cost_too_high", CostTooHigh.String())
 	assert.Equal(t, "unavailable", Unavailable.String())
+}
+
+// A Result gives back the decisions it was made of, in order, whether it
+// holds them inline (up to four) or in a slice of its own.
+func TestResultHoldsItsDecisions(t *testing.T) {
+	for _, n := range []int{0, 1, inlineVerdicts, inlineVerdicts + 1, maxLimitsPerTier} {
+		t.Run(fmt.Sprintf("%d decisions", n), func(t *testing.T) {
+			ds := make([]Decision, n)
+			for i := range ds {
+				ds[i] = Decision{Limit: PerSecond(int64(i + 1)).WithName(fmt.Sprint("l", i)), Allowed: i != 2,
+					Reason: Reason(min(i, 2)), Remaining: int64(10 * i), ResetAfter: time.Duration(i) * time.Second,
+					RetryAfter: time.Duration(i) * time.Millisecond}
+			}
+			res := NewResult(ds...)
+			want := append([]Decision{}, ds...)
+			clear(ds) // NewResult copied them
+
+			assert.Equal(t, n, res.Len())
+			assert.Equal(t, n <= 2, res.Allowed)
+			for i := range n {
+				assert.Equal(t, want[i], res.Decision(i), "decision %d", i)
+			}
+			assert.Equal(t, want, res.Decisions())
+			assert.Panics(t, func() { res.Decision(n) })
+		})
+	}
+}
+
+// A deny cache hands out aged copies of one cached Result: aging one must
+// not change the cached one, inline or not.
+func TestAgedLeavesTheOriginal(t *testing.T) {
+	for _, n := range []int{1, inlineVerdicts + 2} {
+		ds := make([]Decision, n)
+		for i := range ds {
+			ds[i] = Decision{Limit: PerSecond(1).WithName(fmt.Sprint("l", i)), Reason: Exhausted, ResetAfter: time.Hour, RetryAfter: time.Minute}
+		}
+		cached := NewResult(ds...)
+
+		aged := cached
+		aged.age(time.Second)
+
+		for i := range n {
+			assert.Equal(t, time.Minute, cached.Decision(i).RetryAfter, "%d decisions: cached %d", n, i)
+			assert.Equal(t, time.Minute-time.Second, aged.Decision(i).RetryAfter, "%d decisions: aged %d", n, i)
+			assert.Equal(t, time.Hour-time.Second, aged.Decision(i).ResetAfter, "%d decisions: aged %d", n, i)
+		}
+	}
 }

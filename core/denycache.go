@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,9 +22,12 @@ import (
 // an arbitrary one (Go's map order), like [tierCache].
 type denyCache struct {
 	size int
+	// held is len(entries), read without the lock: a cache that holds no
+	// denial, the common case, costs a lookup one atomic load.
+	held atomic.Int64
 
 	mu      sync.Mutex
-	entries map[denyKey]denyEntry
+	entries map[denyKey]*denyEntry
 }
 
 type denyKey struct {
@@ -40,42 +44,53 @@ type denyEntry struct {
 }
 
 func newDenyCache(size int) *denyCache {
-	return &denyCache{size: size, entries: make(map[denyKey]denyEntry)}
+	return &denyCache{size: size, entries: make(map[denyKey]*denyEntry)}
 }
 
-// lookup returns the cached denial of k for a request of cost, with its
-// durations shortened by the time passed since it was cached. On a miss
-// after a denial ran out, the first caller gets a probe channel: it asks
-// the store and must call [denyCache.release] with it; later callers wait
-// for that answer and look again. A waiter whose ctx is done gets ctx's
-// error: it has no decision.
-func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clockFunc) (res Result, hit bool, probe chan struct{}, err error) {
+// empty reports whether the cache holds no denial: every lookup misses.
+func (c *denyCache) empty() bool {
+	return c.held.Load() == 0
+}
+
+// lookup reports whether k has a cached denial for a request of cost and,
+// if so, sets res to it, with its durations shortened by the time passed
+// since it was cached. On a miss after a denial ran out, the first caller
+// gets a probe channel: it asks the store and must call
+// [denyCache.release] with it; later callers wait for that answer and look
+// again. A waiter whose ctx is done gets ctx's error: it has no decision.
+func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clockFunc, res *Result) (hit bool, probe chan struct{}, err error) {
 	for {
+		if c.held.Load() == 0 {
+			return false, nil, nil
+		}
 		c.mu.Lock()
-		e, ok := c.entries[k]
-		if !ok { // the common case: no clock read
+		e := c.entries[k]
+		if e == nil { // no clock read
 			c.mu.Unlock()
-			return Result{}, false, nil, nil
+			return false, nil, nil
 		}
 		t := now()
 		switch {
 		case t.Before(e.until):
-			c.mu.Unlock()
 			if cost < e.cost {
-				return Result{}, false, nil, nil
+				c.mu.Unlock()
+				return false, nil, nil
 			}
-			return e.res.aged(t.Sub(e.at)), true, nil, nil
+			*res = e.res
+			c.mu.Unlock()
+			res.age(t.Sub(e.at))
+			return true, nil, nil
 		case e.probe == nil:
 			e.probe = make(chan struct{})
-			c.entries[k] = e
 			c.mu.Unlock()
-			return Result{}, false, e.probe, nil
+			return false, e.probe, nil
 		}
+		wait := e.probe
 		c.mu.Unlock()
 		select {
-		case <-e.probe:
+		case <-wait:
 		case <-ctx.Done():
-			return Result{}, false, nil, ctx.Err()
+			return false, nil, ctx.Err()
 		}
 	}
 }
@@ -88,12 +103,12 @@ func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clock
 // entry goes.
 func (c *denyCache) release(k denyKey, probe chan struct{}, exhausted bool) {
 	c.mu.Lock()
-	if e, ok := c.entries[k]; ok && e.probe == probe {
+	if e := c.entries[k]; e != nil && e.probe == probe {
 		if exhausted {
 			e.probe = nil
-			c.entries[k] = e
 		} else {
 			delete(c.entries, k)
+			c.held.Store(int64(len(c.entries)))
 		}
 	}
 	c.mu.Unlock()
@@ -102,33 +117,42 @@ func (c *denyCache) release(k denyKey, probe chan struct{}, exhausted bool) {
 
 // put caches a denied result whose binding decision waits RetryAfter.
 // Results that waiting cannot change (cost too high) are not cached.
-func (c *denyCache) put(k denyKey, cost int64, res Result, now time.Time) {
+func (c *denyCache) put(k denyKey, cost int64, res *Result, now time.Time) {
 	b := res.Binding()
 	if b.Reason != Exhausted || b.RetryAfter <= 0 {
 		return
 	}
+	e := &denyEntry{until: now.Add(b.RetryAfter), cost: cost, at: now, res: *res}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[k]; !ok && len(c.entries) >= c.size {
+	if c.entries[k] == nil && len(c.entries) >= c.size {
 		c.evict(now)
 	}
-	c.entries[k] = denyEntry{until: now.Add(b.RetryAfter), cost: cost, at: now, res: res}
+	c.entries[k] = e
+	c.held.Store(int64(len(c.entries)))
 }
 
 func (c *denyCache) evict(now time.Time) {
-	evictSampled(c.entries, func(e denyEntry) bool { return !now.Before(e.until) })
+	evictSampled(c.entries, func(e *denyEntry) bool { return !now.Before(e.until) })
 }
 
-// aged returns r as it reads d later: every wait shortened by d.
-func (r Result) aged(d time.Duration) Result {
-	ds := make([]Decision, len(r.Decisions))
-	for i, dec := range r.Decisions {
-		dec.ResetAfter = max(0, dec.ResetAfter-d)
-		if !dec.Allowed {
-			dec.RetryAfter = max(time.Microsecond, dec.RetryAfter-d)
-		}
-		ds[i] = dec
+// age shortens every wait of r by d, as r reads d later. A Result of up
+// to four limits holds its decisions inline, so this copies nothing to the
+// heap; beyond that the verdicts get a new slice, as the cached one is
+// shared.
+func (r *Result) age(d time.Duration) {
+	var vs []verdict
+	if r.spill != nil {
+		r.spill = append([]verdict(nil), r.spill...)
+		vs = r.spill
+	} else {
+		vs = r.inline[:len(r.limits)]
 	}
-	r.Decisions = ds
-	return r
+	for i := range vs {
+		v := &vs[i]
+		v.resetAfter = max(0, v.resetAfter-d)
+		if !v.allowed {
+			v.retryAfter = max(time.Microsecond, v.retryAfter-d)
+		}
+	}
 }

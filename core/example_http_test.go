@@ -12,10 +12,10 @@ import (
 
 // SetHeaders writes the fields of a Result in any combination of formats.
 func ExampleSetHeaders() {
-	res := core.Result{Allowed: true, Decisions: []core.Decision{
-		{Limit: core.PerSecond(10).WithBurst(100).WithName("burst"), Allowed: true, Remaining: 99, ResetAfter: 100 * time.Millisecond},
-		{Limit: core.PerDay(1000).WithName("daily"), Allowed: true, Remaining: 950, ResetAfter: 72 * time.Minute},
-	}}
+	res := core.NewResult(
+		core.Decision{Limit: core.PerSecond(10).WithBurst(100).WithName("burst"), Allowed: true, Remaining: 99, ResetAfter: 100 * time.Millisecond},
+		core.Decision{Limit: core.PerDay(1000).WithName("daily"), Allowed: true, Remaining: 950, ResetAfter: 72 * time.Minute},
+	)
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
 	h := http.Header{}

@@ -92,7 +92,7 @@ func (f HeaderFormat) String() string {
 // configured policy) and Retry-After are written. Existing values of these
 // fields are replaced; a Result without decisions sets nothing.
 func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
-	if len(res.Decisions) == 0 {
+	if res.Len() == 0 {
 		return
 	}
 	if f&HeadersIETF != 0 {
@@ -107,7 +107,7 @@ func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
 	}
 	reset := resetDelay(b)
 	if f&HeadersIETF != 0 {
-		h.Set(canonRateLimit, formatRateLimit(b, moreQuotaDelay(b)))
+		setRateLimit(h, b, moreQuotaDelay(b))
 	}
 	if f&HeadersLegacy != 0 {
 		h.Set(canonRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
@@ -129,7 +129,7 @@ func setPolicy(h http.Header, res Result) {
 		h[canonRateLimitPolicy] = res.policy
 		return
 	}
-	h.Set(canonRateLimitPolicy, formatPolicy(res.Decisions))
+	h.Set(canonRateLimitPolicy, formatPolicy(res.Decisions()))
 }
 
 // policyField returns the RateLimit-Policy value of limits as a header

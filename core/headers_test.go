@@ -25,27 +25,26 @@ var (
 )
 
 func TestSetHeaders(t *testing.T) {
-	allowed := core.Result{Allowed: true, Decisions: []core.Decision{
-		{Limit: perSecond, Allowed: true, Remaining: 99, ResetAfter: 100 * time.Millisecond},
-		{Limit: daily, Allowed: true, Remaining: 950, ResetAfter: 4320 * time.Second},
-	}}
-	exhausted := core.Result{Decisions: []core.Decision{
-		{Limit: perSecond, Reason: core.Exhausted, ResetAfter: 10 * time.Second, RetryAfter: 1500 * time.Millisecond},
-		{Limit: daily, Allowed: true, Remaining: 950, ResetAfter: 4320 * time.Second},
-	}}
-	tooCostly := core.Result{Decisions: []core.Decision{
-		{Limit: perSecond, Reason: core.CostTooHigh, Remaining: 40, ResetAfter: 6 * time.Second},
-	}}
-	subSecondRetry := core.Result{Decisions: []core.Decision{
-		{Limit: perSecond, Reason: core.Exhausted, ResetAfter: 10 * time.Second, RetryAfter: time.Microsecond},
-	}}
-	failOpen := core.Result{Allowed: true, Degraded: true, Decisions: []core.Decision{
-		{Limit: perSecond, Allowed: true, Remaining: 100},
-	}}
-	failClosed := core.Result{Degraded: true, Decisions: []core.Decision{
-		{Limit: perSecond, Reason: core.Exhausted, Remaining: 100, RetryAfter: time.Second},
-	}}
-	shadowed := core.Result{Allowed: true, Shadowed: true, Decisions: exhausted.Decisions}
+	allowed := core.NewResult(
+		core.Decision{Limit: perSecond, Allowed: true, Remaining: 99, ResetAfter: 100 * time.Millisecond},
+		core.Decision{Limit: daily, Allowed: true, Remaining: 950, ResetAfter: 4320 * time.Second},
+	)
+	exhausted := core.NewResult(
+		core.Decision{Limit: perSecond, Reason: core.Exhausted, ResetAfter: 10 * time.Second, RetryAfter: 1500 * time.Millisecond},
+		core.Decision{Limit: daily, Allowed: true, Remaining: 950, ResetAfter: 4320 * time.Second},
+	)
+	tooCostly := core.NewResult(
+		core.Decision{Limit: perSecond, Reason: core.CostTooHigh, Remaining: 40, ResetAfter: 6 * time.Second},
+	)
+	subSecondRetry := core.NewResult(
+		core.Decision{Limit: perSecond, Reason: core.Exhausted, ResetAfter: 10 * time.Second, RetryAfter: time.Microsecond},
+	)
+	failOpen := core.NewResult(core.Decision{Limit: perSecond, Allowed: true, Remaining: 100})
+	failOpen.Degraded = true
+	failClosed := core.NewResult(core.Decision{Limit: perSecond, Reason: core.Exhausted, Remaining: 100, RetryAfter: time.Second})
+	failClosed.Degraded = true
+	shadowed := exhausted
+	shadowed.Allowed, shadowed.Shadowed = true, true
 
 	tests := []struct {
 		name    string
@@ -113,7 +112,7 @@ func TestSetHeaders(t *testing.T) {
 
 func TestSetHeadersReplacesValues(t *testing.T) {
 	h := http.Header{"Ratelimit": {"stale"}, "Retry-After": {"99"}}
-	res := core.Result{Decisions: []core.Decision{{Limit: perSecond, Reason: core.Exhausted, RetryAfter: time.Second}}}
+	res := core.NewResult(core.Decision{Limit: perSecond, Reason: core.Exhausted, RetryAfter: time.Second})
 
 	core.SetHeaders(h, res, core.HeadersIETF, headerNow)
 
@@ -126,10 +125,10 @@ func TestSetHeadersReplacesValues(t *testing.T) {
 func TestSetHeadersParse(t *testing.T) {
 	everyThird := core.Every(3 * time.Minute).WithName("every.3m")
 	halfSecond := core.Limit{Name: "fast_1", Rate: 5, Period: 500 * time.Millisecond}
-	res := core.Result{Allowed: true, Decisions: []core.Decision{
-		{Limit: everyThird, Allowed: true, Remaining: 0, ResetAfter: 179*time.Second + time.Nanosecond},
-		{Limit: halfSecond, Allowed: true, Remaining: 4, ResetAfter: 100 * time.Millisecond},
-	}}
+	res := core.NewResult(
+		core.Decision{Limit: everyThird, Allowed: true, Remaining: 0, ResetAfter: 179*time.Second + time.Nanosecond},
+		core.Decision{Limit: halfSecond, Allowed: true, Remaining: 4, ResetAfter: 100 * time.Millisecond},
+	)
 	h := http.Header{}
 	core.SetHeaders(h, res, core.HeadersIETF, headerNow)
 
@@ -183,21 +182,22 @@ func TestHeaderFormatString(t *testing.T) {
 // X-RateLimit-* and Retry-After as digits (Unix seconds, delay-seconds).
 func TestSetHeadersSyntax(t *testing.T) {
 	window := core.PerMinute(30).WithAlgorithm(core.FixedWindow).WithName("per.minute")
+	degraded := func(r core.Result) core.Result { r.Degraded, r.Fallback = true, true; return r }
 	results := map[string]core.Result{
-		"allowed": {Allowed: true, Decisions: []core.Decision{
-			{Limit: perSecond, Allowed: true, Remaining: 99, ResetAfter: 100 * time.Millisecond},
-			{Limit: window, Allowed: true, Remaining: 3, ResetAfter: 59*time.Second + time.Microsecond},
-		}},
-		"exhausted": {Decisions: []core.Decision{
-			{Limit: perSecond, Allowed: true, Remaining: 40, ResetAfter: 6 * time.Second},
-			{Limit: window, Reason: core.Exhausted, ResetAfter: 20 * time.Second, RetryAfter: 20 * time.Second},
-		}},
-		"cost too high": {Decisions: []core.Decision{
-			{Limit: perSecond, Reason: core.CostTooHigh, Remaining: 100},
-		}},
-		"fallback": {Degraded: true, Fallback: true, Decisions: []core.Decision{
-			{Limit: window, Reason: core.Exhausted, ResetAfter: time.Second, RetryAfter: 500 * time.Millisecond},
-		}},
+		"allowed": core.NewResult(
+			core.Decision{Limit: perSecond, Allowed: true, Remaining: 99, ResetAfter: 100 * time.Millisecond},
+			core.Decision{Limit: window, Allowed: true, Remaining: 3, ResetAfter: 59*time.Second + time.Microsecond},
+		),
+		"exhausted": core.NewResult(
+			core.Decision{Limit: perSecond, Allowed: true, Remaining: 40, ResetAfter: 6 * time.Second},
+			core.Decision{Limit: window, Reason: core.Exhausted, ResetAfter: 20 * time.Second, RetryAfter: 20 * time.Second},
+		),
+		"cost too high": core.NewResult(
+			core.Decision{Limit: perSecond, Reason: core.CostTooHigh, Remaining: 100},
+		),
+		"fallback": degraded(core.NewResult(
+			core.Decision{Limit: window, Reason: core.Exhausted, ResetAfter: time.Second, RetryAfter: 500 * time.Millisecond},
+		)),
 	}
 	all := core.HeadersIETF | core.HeadersLegacy | core.HeadersXRateLimit
 	for name, res := range results {
@@ -207,9 +207,9 @@ func TestSetHeadersSyntax(t *testing.T) {
 
 			policy, err := sftest.ParseList(h.Values("RateLimit-Policy")...)
 			require.NoError(t, err)
-			require.Len(t, policy, len(res.Decisions), "one policy item per limit")
+			require.Len(t, policy, res.Len(), "one policy item per limit")
 			for i, it := range policy {
-				assert.Equal(t, sftest.BareItem{Kind: sftest.String, Str: res.Decisions[i].Limit.EffectiveName()}, it.Value)
+				assert.Equal(t, sftest.BareItem{Kind: sftest.String, Str: res.Decision(i).Limit.EffectiveName()}, it.Value)
 				assertParams(t, it, map[string]int64{"q": 0, "w": 1}, "q", "w")
 			}
 
@@ -316,7 +316,7 @@ func TestRateLimitTMeansMoreQuota(t *testing.T) {
 					continue
 				}
 				h := http.Header{}
-				core.SetHeaders(h, core.Result{Allowed: true, Decisions: ds}, core.HeadersIETF|core.HeadersLegacy, now)
+				core.SetHeaders(h, core.NewResult(ds...), core.HeadersIETF|core.HeadersLegacy, now)
 				items, err := sftest.ParseList(h.Values("RateLimit")...)
 				require.NoError(t, err)
 				tp, ok := items[0].Param("t")

@@ -31,12 +31,19 @@ func SafeIdentity(id string) string {
 
 func isSafeIdentity(id string) bool {
 	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !isNameByte(c) && strings.IndexByte(":@/+=!*|", c) < 0 {
+		if c := id[i]; c >= 128 || safeIdentityBytes[c>>6]&(1<<(c&63)) == 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// safeIdentityBytes is the set of bytes [SafeIdentity] keeps (name bytes
+// and ":@/+=!*|"), as a bit set over 0-127: one load per byte of an
+// identity, on every request.
+var safeIdentityBytes = [2]uint64{
+	(1<<10-1)<<'0' | 1<<'-' | 1<<'.' | 1<<':' | 1<<'/' | 1<<'+' | 1<<'=' | 1<<'!' | 1<<'*',
+	(1<<26-1)<<('A'-64) | (1<<26-1)<<('a'-64) | 1<<('_'-64) | 1<<('@'-64) | 1<<('|'-64),
 }
 
 // Identity joins parts into one unambiguous identity, for composite keys

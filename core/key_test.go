@@ -87,3 +87,13 @@ func TestKeyBuilder(t *testing.T) {
 	_, err = NewKeyBuilder("a{b")
 	assert.ErrorContains(t, err, "key prefix")
 }
+
+// The bit set of safe identity bytes is exactly the documented set:
+// name bytes and ":@/+=!*|".
+func TestSafeIdentityBytes(t *testing.T) {
+	for c := range 256 {
+		b := byte(c)
+		want := isNameByte(b) || strings.IndexByte(":@/+=!*|", b) >= 0
+		assert.Equal(t, want, isSafeIdentity(string([]byte{b})), "byte %#x", c)
+	}
+}

@@ -5,20 +5,23 @@ import (
 	"unsafe"
 )
 
-// keyScratch holds the keys of one call to a [NonBlocking] store, built in
-// one reused byte buffer, so a decision over the memory store allocates no
-// key. The keys are valid only until the scratch goes back to its pool:
-// NonBlocking's contract has such a store copy any key it keeps.
-type keyScratch struct {
+// A scratch holds the buffers of one store call of a [Limiter]: the
+// decisions the store appends (the Result copies them) and, for a
+// [NonBlocking] store, the keys, built in one reused byte buffer. Both are
+// valid only until the scratch goes back to its pool: a store keeps
+// neither dst nor, by NonBlocking's contract, a key it has not copied.
+// With them a decision over the memory store allocates nothing.
+type scratch struct {
+	ds   []Decision
 	keys []string
 	buf  []byte
 }
 
-// keyScratches pools keyScratch values; they hold no state between calls.
-var keyScratches = sync.Pool{New: func() any { return new(keyScratch) }}
+// scratches pools scratch values; they hold no state between calls.
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
 
 // build returns the keys of the client id (already safe) under plan p.
-func (sc *keyScratch) build(p *plan, head, id string) []string {
+func (sc *scratch) build(p *plan, head, id string) []string {
 	n := 0
 	for _, s := range p.suffixes {
 		n += len(head) + len(id) + len(s)

@@ -46,6 +46,7 @@ type Limiter struct {
 	denied    *denyCache // nil with WithDenyCache(0)
 	fallback  Store
 	observers []Observer
+	quiet     bool // the observers act only on degraded Results (the default failure log)
 	shadow    bool
 	local     bool      // the store is NonBlocking
 	now       clockFunc // the store's clock (Clocked), or time.Now
@@ -104,13 +105,14 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 			return nil, fmt.Errorf("ratelimit: WithTimeout(%s) does not fit the store: %w", c.timeout, err)
 		}
 	}
-	if len(c.observers) == 0 {
+	quiet := len(c.observers) == 0
+	if quiet {
 		c.observers = []Observer{failureLog()}
 	}
 	l := &Limiter{
 		store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)),
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
-		shadow: c.shadow, now: storeClock(store),
+		quiet: quiet, shadow: c.shadow, now: storeClock(store),
 	}
 	_, l.local = store.(NonBlocking)
 	if err := l.addPlans(c); err != nil {
@@ -181,26 +183,40 @@ func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (Result,
 // admission), or a store error that means a bug (not
 // [ErrStoreUnavailable]), which must be seen, not silently failed open.
 func (l *Limiter) Take(ctx context.Context, req Request) (Result, error) {
+	// res is filled in place by every step: a Result is a few hundred
+	// bytes, and returning it by value through each of them costs more than
+	// the memory store's arithmetic. Take itself is small enough to be
+	// inlined into its callers (Allow), which saves one more copy.
+	var res Result
+	err := l.takeInto(ctx, req, &res)
+	return res, err
+}
+
+// takeInto is [Limiter.Take], deciding into res, which is zero and stays
+// zero when it returns an error.
+func (l *Limiter) takeInto(ctx context.Context, req Request, res *Result) error {
 	if req.Cost < 0 {
-		return Result{}, ErrInvalidCost
+		return ErrInvalidCost
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{}, callerGone(err)
+		return callerGone(err)
 	}
 	p, tierErr := l.plan(ctx, req)
-	res, err := l.take(ctx, req, p)
-	if err != nil {
-		return Result{}, err
+	if err := l.take(ctx, req, p, res); err != nil {
+		*res = Result{} // whatever a step left there is no decision
+		return err
 	}
-	res.Tier, res.TierErr, res.policy = p.name, tierErr, p.policyOf(res)
+	res.Tier, res.TierErr, res.policy = p.name, tierErr, p.policyOf(*res)
 	if l.shadow && !res.Allowed && !res.Degraded {
 		res.Allowed, res.Shadowed = true, true
 	}
 	req.TierKey = "" // a raw secret, maybe: observers never see it
-	for _, o := range l.observers {
-		o.Decided(ctx, req, res)
+	if !l.quiet || res.Degraded {
+		for _, o := range l.observers {
+			o.Decided(ctx, req, *res)
+		}
 	}
-	return res, nil
+	return nil
 }
 
 // callerGone wraps the error of a caller's context that is done.
@@ -208,68 +224,90 @@ func callerGone(err error) error {
 	return fmt.Errorf("ratelimit: caller gone: %w", err)
 }
 
-// take decides req with the deny cache, the breaker and the store. The
-// deny cache is keyed by the safe identity, as store keys are, so it holds
-// at most [MaxIdentityLen] bytes of any identity. A cost no limit can ever
-// admit bypasses it: the store answers [CostTooHigh], which waiting
-// cannot change.
-func (l *Limiter) take(ctx context.Context, req Request, p *plan) (Result, error) {
+// take decides req with the deny cache, the breaker and the store, into
+// res. The deny cache is keyed by the safe identity, as store keys are, so
+// it holds at most [MaxIdentityLen] bytes of any identity. A cost no limit
+// can ever admit bypasses it: the store answers [CostTooHigh], which
+// waiting cannot change.
+func (l *Limiter) take(ctx context.Context, req Request, p *plan, res *Result) error {
 	id := SafeIdentity(req.Identity)
 	if l.denied == nil || req.Cost == 0 || req.Cost > p.fits {
-		return l.takeStore(ctx, id, req.Cost, p)
+		return l.takeStore(ctx, id, req.Cost, p, res)
 	}
 	dk := denyKey{identity: id, tier: p.name}
-	cached, hit, probe, err := l.denied.lookup(ctx, dk, req.Cost, l.now)
+	var hit bool
+	var probe chan struct{}
+	var err error
+	if !l.denied.empty() { // else a miss, without a call
+		hit, probe, err = l.denied.lookup(ctx, dk, req.Cost, l.now, res)
+	}
 	if err != nil {
-		return Result{}, callerGone(err)
+		return callerGone(err)
 	}
 	if hit {
-		return cached, nil
+		return nil
 	}
-	res, err := l.takeStore(ctx, id, req.Cost, p)
+	err = l.takeStore(ctx, id, req.Cost, p, res)
 	if err == nil && !res.Allowed && !res.Degraded {
 		l.denied.put(dk, req.Cost, res, l.now())
 	}
 	if probe != nil {
 		l.denied.release(dk, probe, err == nil && !res.Degraded && res.Allowed && res.Binding().Remaining == 0)
 	}
-	return res, err
+	return err
 }
 
 // takeStore decides a take of cost by the client id (already safe) with
-// the store, behind the breaker. Keys for a [NonBlocking] store come from a
-// pooled buffer: they live only for the call, and cost no allocation.
-func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan) (Result, error) {
-	if !l.local {
-		return l.decide(ctx, p.keys(make([]string, 0, len(p.limits)), l.head, id), cost, p)
+// the store, behind the breaker, into res. The store's decisions land in a
+// pooled buffer, which res copies, so a Result of up to four limits costs
+// no allocation; keys for a [NonBlocking] store come from that scratch too:
+// they live only for the call.
+func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan, res *Result) error {
+	sc := scratches.Get().(*scratch)
+	var keys []string
+	if l.local {
+		keys = sc.build(p, l.head, id)
+	} else {
+		keys = p.keys(make([]string, 0, len(p.limits)), l.head, id)
 	}
-	sc := keyScratches.Get().(*keyScratch)
-	res, err := l.decide(ctx, sc.build(p, l.head, id), cost, p)
-	keyScratches.Put(sc)
-	return res, err
+	err := l.decide(ctx, sc, keys, cost, p, res)
+	scratches.Put(sc)
+	return err
 }
 
-// decide takes keys with the store and turns its answer into a Result.
-func (l *Limiter) decide(ctx context.Context, keys []string, cost int64, p *plan) (Result, error) {
-	ds, err := l.call(ctx, l.store, keys, p.limits, cost)
+// decide takes keys with the store and turns its answer into res.
+func (l *Limiter) decide(ctx context.Context, sc *scratch, keys []string, cost int64, p *plan, res *Result) error {
+	var ds []Decision
+	var err error
+	if l.local && l.breakers == nil { // nothing to guard: call it here, one frame less
+		ds, err = l.store.Take(ctx, sc.ds[:0], keys, p.limits, cost)
+	} else {
+		ds, err = l.call(ctx, sc.ds[:0], keys, p.limits, cost)
+	}
+	sc.ds = ds[:0] // keep what the store grew
 	switch {
+	case err == nil && len(ds) == len(p.limits):
+		res.set(p.limits, ds)
+		return nil
 	case err == nil:
-		return Result{Decisions: ds, Allowed: allAllowed(ds)}, nil
+		return fmt.Errorf("ratelimit: store: %d decisions for %d limits", len(ds), len(p.limits))
 	case ctx.Err() != nil:
 		// The caller gave up: whatever the store said (a timeout, a
 		// cancelled read), it says nothing about the store and must not
 		// fail open.
-		return Result{}, callerGone(ctx.Err())
+		return callerGone(ctx.Err())
 	case errors.Is(err, ErrStoreUnavailable):
-		return l.degraded(ctx, p, keys, cost, err), nil
+		l.degraded(ctx, sc, p, keys, cost, err, res)
+		return nil
 	}
-	return Result{}, fmt.Errorf("ratelimit: store: %w", err)
+	return fmt.Errorf("ratelimit: store: %w", err)
 }
 
-// call runs one store call under the timeout and the breaker of the keys'
-// shard. Errors that mean the store is unavailable come back wrapping
-// [ErrStoreUnavailable].
-func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Limit, cost int64) ([]Decision, error) {
+// call runs one call of the store under the timeout and the breaker of the
+// keys' shard, appending the decisions to dst. Errors that mean the store
+// is unavailable come back wrapping [ErrStoreUnavailable].
+func (l *Limiter) call(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error) {
+	s := l.store
 	var b *breaker
 	if l.breakers != nil {
 		shard := ""
@@ -277,14 +315,14 @@ func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Lim
 			shard = sh.Shard(keys[0]) // the keys of one call share a hash tag
 		}
 		if b = l.breakers.forShard(shard); !b.allow() {
-			return nil, ErrBreakerOpen
+			return dst, ErrBreakerOpen
 		}
 	}
 	tctx, cancel := ctx, context.CancelFunc(func() {})
-	if _, local := s.(NonBlocking); !local {
+	if !l.local {
 		tctx, cancel = context.WithTimeout(ctx, l.timeout)
 	}
-	ds, err := s.Take(tctx, make([]Decision, 0, len(limits)), keys, limits, cost)
+	ds, err := s.Take(tctx, dst, keys, limits, cost)
 	unavailable := err != nil && (errors.Is(err, ErrStoreUnavailable) || tctx.Err() != nil)
 	cancel()
 	if b != nil {
@@ -340,29 +378,36 @@ func (l *Limiter) plan(ctx context.Context, req Request) (*plan, error) {
 	return l.def, fmt.Errorf("ratelimit: unknown tier %q", name)
 }
 
-// degraded decides without the primary store, by the failure mode.
-func (l *Limiter) degraded(ctx context.Context, p *plan, keys []string, cost int64, cause error) Result {
-	res := Result{Degraded: true, Err: cause}
+// degraded decides into res without the primary store, by the failure
+// mode.
+func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, keys []string, cost int64, cause error, res *Result) {
 	if l.failure == FailLocal {
-		ds, err := l.fallback.Take(ctx, make([]Decision, 0, len(p.shares)), keys, p.shares, cost)
-		if err == nil {
-			res.Decisions, res.Allowed, res.Fallback = ds, allAllowed(ds), true
-			return res
+		ds, err := l.fallback.Take(ctx, sc.ds[:0], keys, p.shares, cost)
+		sc.ds = ds[:0]
+		if err == nil && len(ds) != len(p.shares) {
+			err = fmt.Errorf("%d decisions for %d limits", len(ds), len(p.shares))
 		}
-		res.Err = fmt.Errorf("%w; fallback: %w", cause, err)
+		if err == nil {
+			res.set(p.shares, ds)
+			res.Degraded, res.Fallback, res.Err = true, true, cause
+			return
+		}
+		cause = fmt.Errorf("%w; fallback: %w", cause, err)
 	}
 	// Nothing is known about the quota: report it full, and let the
 	// failure mode decide (a failed fallback fails open).
-	res.Allowed = l.failure != FailClosed
-	res.Decisions = make([]Decision, len(p.limits))
-	for i, lim := range p.limits {
-		res.Decisions[i] = Decision{Limit: lim, Allowed: res.Allowed, Remaining: lim.Capacity()}
-		if !res.Allowed {
-			res.Decisions[i].Reason = Unavailable
-			res.Decisions[i].RetryAfter = unavailableRetry
+	allowed := l.failure != FailClosed
+	ds := sc.ds[:0]
+	for _, lim := range p.limits {
+		d := Decision{Limit: lim, Allowed: allowed, Remaining: lim.Capacity()}
+		if !allowed {
+			d.Reason, d.RetryAfter = Unavailable, unavailableRetry
 		}
+		ds = append(ds, d)
 	}
-	return res
+	sc.ds = ds[:0]
+	res.set(p.limits, ds)
+	res.Degraded, res.Err = true, cause
 }
 
 // unavailableRetry is the Retry-After of a request denied because the
@@ -375,13 +420,4 @@ func (l *Limiter) breakerChanged(from, to BreakerState) {
 	for _, o := range l.observers {
 		o.BreakerChanged(from, to)
 	}
-}
-
-func allAllowed(ds []Decision) bool {
-	for _, d := range ds {
-		if !d.Allowed {
-			return false
-		}
-	}
-	return true
 }

@@ -121,7 +121,7 @@ func TestLimiterTakesEveryLimitOfTheTierInOneCall(t *testing.T) {
 
 	assert.True(t, res.Allowed)
 	assert.Equal(t, "default", res.Tier)
-	require.Len(t, res.Decisions, 2)
+	require.Equal(t, 2, res.Len())
 	call := store.lastCall(t)
 	assert.Equal(t, []string{"rl:{203.0.113.7}:sec:g", "rl:{203.0.113.7}:day:f"}, call.keys)
 	assert.Equal(t, int64(3), call.cost)
@@ -257,8 +257,8 @@ func TestLimiterStoreFailure(t *testing.T) {
 			assert.Equal(t, tt.wantAllowed, res.Allowed)
 			assert.True(t, res.Degraded)
 			assert.ErrorIs(t, res.Err, store.err)
-			require.Len(t, res.Decisions, 1)
-			assert.Equal(t, tt.wantAllowed, res.Decisions[0].Allowed)
+			require.Equal(t, 1, res.Len())
+			assert.Equal(t, tt.wantAllowed, res.Decision(0).Allowed)
 		})
 	}
 }

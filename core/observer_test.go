@@ -17,7 +17,8 @@ func TestSlogObserverLogsViolationsSampledAndWithoutIdentities(t *testing.T) {
 	clock := newManualClock()
 	o := NewSlogObserver(slog.New(slog.NewTextHandler(&buf, nil)))
 	o.log.now = clock.Now
-	denied := Result{Tier: "free", Decisions: []Decision{{Limit: PerSecond(1).WithName("s"), Reason: Exhausted, RetryAfter: time.Second}}}
+	denied := NewResult(Decision{Limit: PerSecond(1).WithName("s"), Reason: Exhausted, RetryAfter: time.Second})
+	denied.Tier = "free"
 	req := Request{Identity: "203.0.113.7", Cost: 1}
 
 	for range 25 {
@@ -37,6 +38,6 @@ func TestSlogObserverLogsViolationsSampledAndWithoutIdentities(t *testing.T) {
 	assert.NotContains(t, buf.String(), "203.0.113.7")
 
 	buf.Reset()
-	o.Decided(context.Background(), req, Result{Allowed: true, Decisions: []Decision{{Allowed: true}}})
+	o.Decided(context.Background(), req, NewResult(Decision{Allowed: true}))
 	assert.Empty(t, buf.String(), "allowed requests are not logged")
 }

@@ -31,7 +31,7 @@ func TestPrecomputedPolicyMatchesTheDecisions(t *testing.T) {
 			require.NotNil(t, res.policy)
 			h := make(http.Header)
 			SetHeaders(h, res, HeadersIETF, time.Now())
-			assert.Equal(t, formatPolicy(res.Decisions), h.Get(HeaderRateLimitPolicy))
+			assert.Equal(t, formatPolicy(res.Decisions()), h.Get(HeaderRateLimitPolicy))
 		})
 	}
 }

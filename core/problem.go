@@ -182,8 +182,8 @@ func ErrorStatus(err error) int {
 // violated returns the names of the limits that denied res.
 func violated(res Result) []string {
 	var names []string
-	for _, d := range res.Decisions {
-		if !d.Allowed {
+	for i := range res.Len() {
+		if d := res.Decision(i); !d.Allowed {
 			names = append(names, d.Limit.EffectiveName())
 		}
 	}

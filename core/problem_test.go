@@ -16,13 +16,13 @@ import (
 )
 
 func TestProblemFor(t *testing.T) {
-	exhausted := core.Result{Decisions: []core.Decision{
-		{Limit: perSecond, Reason: core.Exhausted, RetryAfter: 2500 * time.Millisecond},
-		{Limit: daily, Reason: core.Exhausted, RetryAfter: time.Second},
-	}}
-	tooCostly := core.Result{Decisions: []core.Decision{{Limit: perSecond, Reason: core.CostTooHigh}}}
-	failClosed := core.Result{Degraded: true, Err: errors.New("dial tcp 10.0.0.7:6379: secret"),
-		Decisions: []core.Decision{{Limit: perSecond, Reason: core.Exhausted, Remaining: 100, RetryAfter: time.Second}}}
+	exhausted := core.NewResult(
+		core.Decision{Limit: perSecond, Reason: core.Exhausted, RetryAfter: 2500 * time.Millisecond},
+		core.Decision{Limit: daily, Reason: core.Exhausted, RetryAfter: time.Second},
+	)
+	tooCostly := core.NewResult(core.Decision{Limit: perSecond, Reason: core.CostTooHigh})
+	failClosed := core.NewResult(core.Decision{Limit: perSecond, Reason: core.Exhausted, Remaining: 100, RetryAfter: time.Second})
+	failClosed.Degraded, failClosed.Err = true, errors.New("dial tcp 10.0.0.7:6379: secret")
 
 	tests := []struct {
 		name string

@@ -32,6 +32,11 @@ func RemoteAddrKey(r *http.Request) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("ratelimit: remote address %.64q: %w", r.RemoteAddr, ErrNoRemoteAddr)
 	}
+	if a.Is4() {
+		// ParseAddr accepts only the canonical dotted quad (no leading
+		// zeros, four fields): host is a.String(), without its allocation.
+		return host, nil
+	}
 	a = a.Unmap().WithZone("")
 	if a.Is4() {
 		return a.String(), nil

@@ -197,9 +197,9 @@ func TestLimiterDenyCacheAnswersWithoutTheStore(t *testing.T) {
 func TestDenyCacheIsBounded(t *testing.T) {
 	c := newDenyCache(50)
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	res := Result{Decisions: []Decision{{Reason: Exhausted, RetryAfter: time.Hour}}}
+	res := NewResult(Decision{Reason: Exhausted, RetryAfter: time.Hour})
 	for i := range 1000 {
-		c.put(denyKey{identity: fmt.Sprint(i)}, 1, res, now)
+		c.put(denyKey{identity: fmt.Sprint(i)}, 1, &res, now)
 	}
 	assert.Len(t, c.entries, 50)
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"strconv"
 	"time"
+	"unsafe"
 )
 
 // This file writes the RFC 9651 structured fields of
@@ -33,11 +34,34 @@ func formatPolicy(ds []Decision) string {
 // formatRateLimit returns the RateLimit value of the binding decision d:
 // "name";r=<Remaining>;t=<delay until more quota, in seconds, rounded up>.
 func formatRateLimit(d Decision, reset time.Duration) string {
-	b := make([]byte, 0, 32)
+	return string(appendRateLimit(make([]byte, 0, 32), d, reset))
+}
+
+func appendRateLimit(b []byte, d Decision, reset time.Duration) []byte {
 	b = appendSFString(b, d.Limit.EffectiveName())
 	b = appendSFParam(b, "r", d.Remaining)
-	b = appendSFParam(b, "t", ceilSeconds(reset))
-	return string(b)
+	return appendSFParam(b, "t", ceilSeconds(reset))
+}
+
+// rateLimitField is the value of one RateLimit field as net/http holds it
+// (a slice of one string) together with the bytes of that string, so that
+// setting the field, on every response, costs one allocation instead of
+// two. buf fits the longest value of a valid limit: its name (at most
+// maxNameLen bytes that need no escape) quoted, two 15-digit integers.
+type rateLimitField struct {
+	v   [1]string
+	buf [2 + maxNameLen + len(";r=;t=") + 2*15]byte
+}
+
+// setRateLimit sets the RateLimit field of h to the value of d.
+func setRateLimit(h map[string][]string, d Decision, reset time.Duration) {
+	f := new(rateLimitField)
+	if b := appendRateLimit(f.buf[:0], d, reset); len(b) <= len(f.buf) {
+		f.v[0] = unsafe.String(&f.buf[0], len(b)) // f.buf is written once, here
+	} else {
+		f.v[0] = string(b) // a name longer than a Limit's can be: only in a hand-made Result
+	}
+	h[canonRateLimit] = f.v[:]
 }
 
 // appendSFString appends s as an sf-string: quoted, with '"' and '\'

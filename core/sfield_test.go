@@ -1,6 +1,7 @@
 package core
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -49,12 +50,16 @@ func TestAppendSFParamClamps(t *testing.T) {
 // name and numbers and parses them back with a strict RFC 9651 parser: the
 // fields always parse, printable-ASCII names round-trip exactly (quotes and
 // backslashes included), and integers stay within sf-integer range.
+// SetHeaders's RateLimit field is the same value.
 func FuzzSFFields(f *testing.F) {
 	f.Add("per-second", int64(10), int64(time.Second), int64(3), int64(1500*time.Millisecond))
 	f.Add(`a "quoted" \name\`, int64(1), int64(time.Hour), int64(-1), int64(-1))
 	f.Add("\x00\xff\"\\", int64(1<<62), int64(1<<62), int64(1<<62), int64(1<<62))
 	f.Fuzz(func(t *testing.T, name string, rate, period, remaining, reset int64) {
 		d := Decision{Limit: Limit{Name: name, Rate: rate, Period: time.Duration(period)}, Remaining: remaining}
+		h := http.Header{}
+		setRateLimit(h, d, time.Duration(reset)) // its own buffer, or a string when the name is too long for it
+		require.Equal(t, []string{formatRateLimit(d, time.Duration(reset))}, h.Values(HeaderRateLimit))
 		for _, field := range []string{formatPolicy([]Decision{d, d}), formatRateLimit(d, time.Duration(reset))} {
 			items, err := sftest.ParseList(field)
 			require.NoError(t, err, "field %q", field)

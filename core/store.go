@@ -11,7 +11,8 @@ import (
 // the shared semantics of docs/algorithms.md.
 type Store interface {
 	// Take charges cost to every limit, limits[i] being stored under
-	// keys[i], and appends one Decision per limit to dst, in order.
+	// keys[i], and appends one Decision per limit to dst, in order. The
+	// caller may reuse dst once Take returns: a store must not keep it.
 	//
 	// Take is all-or-nothing: if any limit denies, no limit is charged.
 	// A cost of zero is a peek: it charges nothing and reports the state

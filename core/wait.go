@@ -118,7 +118,8 @@ func (l *Limiter) nextTry(ctx context.Context, cost int64, res Result) (time.Dur
 // costFits returns [ErrCostTooHigh] when cost exceeds the capacity of a
 // limit of res (the tier's limits, or the fallback's shares).
 func costFits(cost int64, res Result) error {
-	for _, d := range res.Decisions {
+	for i := range res.Len() {
+		d := res.Decision(i)
 		if c := d.Limit.Capacity(); cost > c {
 			return fmt.Errorf("%w: cost %d, limit %q holds %d", ErrCostTooHigh, cost, d.Limit.Name, c)
 		}

@@ -65,3 +65,36 @@ func TestCalendarTakeOfExistingKeyDoesNotAllocate(t *testing.T) {
 
 	assert.Zero(t, allocs)
 }
+
+// A key whose state expired between two takes (a client far from its
+// quota: GCRA state lives only until the quota is full again) keeps its
+// entry for the next write: a take of it allocates nothing either, and
+// decides as for a new key.
+func TestTakeOfExpiredKeyDoesNotAllocate(t *testing.T) {
+	for _, alg := range allAlgorithms() {
+		t.Run(alg.String(), func(t *testing.T) {
+			now := storetest.Start()
+			s, err := New(WithClock(func() time.Time {
+				now = now.Add(2 * time.Minute) // past every TTL of the limits below
+				return now
+			}))
+			require.NoError(t, err)
+			ctx := context.Background()
+			keys := []string{"rl:{alice}:a:" + alg.Tag(), "rl:{alice}:b:" + alg.Tag()}
+			limits := []core.Limit{core.PerSecond(10).WithAlgorithm(alg).WithName("a"), core.PerMinute(100).WithAlgorithm(alg).WithName("b")}
+			dst := make([]core.Decision, 0, len(limits))
+			dst, err = s.Take(ctx, dst[:0], keys, limits, 1)
+			require.NoError(t, err)
+
+			allocs := testing.AllocsPerRun(100, func() {
+				dst, _ = s.Take(ctx, dst[:0], keys, limits, 1)
+			})
+
+			assert.Zero(t, allocs)
+			require.Len(t, dst, 2)
+			assert.Equal(t, limits[0].Capacity()-1, dst[0].Remaining, "a fresh quota, charged once")
+			assert.Equal(t, limits[1].Capacity()-1, dst[1].Remaining, "a fresh quota, charged once")
+			assert.Equal(t, 2, s.Len())
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -94,6 +95,24 @@ func TestFullShardDropsExpiredEntriesFirst(t *testing.T) {
 	for _, key := range []string{"long-1", "long-2", "new-1", "new-2"} {
 		assert.Equal(t, int64(9), takeOne(t, s, key, long, 0).Remaining, "%s kept its state", key)
 	}
+}
+
+// A take reuses the expired entry of its key; a full shard making room for
+// the take's other key, written first, must not drop that entry, expired
+// as it still is, or the take's write to it would be lost.
+func TestFullShardKeepsTheExpiredEntryATakeReuses(t *testing.T) {
+	s, clock := newTestStore(t, WithMaxKeys(2), WithShards(1))
+	ctx := context.Background()
+	limits := []core.Limit{core.PerSecond(10).WithName("b"), core.PerSecond(10).WithName("a")}
+	takeOne(t, s, "rl:{c}:a", limits[1], 1)
+	takeOne(t, s, "rl:{d}:a", limits[1], 1)
+
+	clock.SetOffset(time.Second) // both expired; the shard is full
+	_, err := s.Take(ctx, nil, []string{"rl:{c}:b", "rl:{c}:a"}, limits, 1)
+	require.NoError(t, err)
+
+	assert.Equal(t, int64(9), takeOne(t, s, "rl:{c}:a", limits[1], 0).Remaining, "the reused entry kept the take's write")
+	assert.Equal(t, int64(9), takeOne(t, s, "rl:{c}:b", limits[0], 0).Remaining, "the new entry too")
 }
 
 func TestFullShardEvictsTheEntryClosestToExpiry(t *testing.T) {

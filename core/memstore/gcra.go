@@ -20,18 +20,22 @@ func evalGCRA(o *outcome, st *state, found bool, l core.Limit, now, cost int64) 
 	if found {
 		tat = max(st.x, n)
 	}
-	o.remainingBefore = floorTokens((bt-(tat-n))/t, t)
+	left := bt - (tat - n) // tokens before the take
 	o.resetBefore = roundUp(tat - n)
-	if o.settle(cost, l.Capacity()) {
+	if cost == 0 || cost > l.Capacity() {
+		o.remainingBefore = floorTokens(left/t, t)
+		o.settle(cost, l.Capacity())
 		return
 	}
 	newTAT := tat + float64(float64(cost)*t)
 	allowAt := newTAT - bt
 	if allowAt-n > tolerance {
+		o.remainingBefore = floorTokens(left/t, t)
 		o.deny(roundUp(allowAt - n))
 		return
 	}
 	reset := roundUp(newTAT - n)
 	o.admit(floorTokens((bt-(newTAT-n))/t, t), reset, ttlMicros(reset))
+	o.tokensBefore(left, t) // needed only if another limit denies the take
 	*st = state{x: newTAT}
 }

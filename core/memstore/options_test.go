@@ -87,3 +87,27 @@ func TestKeysOfOneClientShareAShard(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, s.shardOf("rl:{alice}:minute:g"), s.shardOf("other:{alice}:day:f"))
 }
+
+// A take finds the shard of its first key only; the others share it when
+// they share its tag. Whatever the keys, each lands in the shard of its
+// own tag, as a take of it alone would put it.
+func TestShardsOfATakeAreTheKeysOwn(t *testing.T) {
+	s, err := New(WithShards(64))
+	require.NoError(t, err)
+	tests := [][]string{
+		{"rl:{alice}:m:g", "rl:{alice}:d:f", "rl:{alice}:h:g"},
+		{"rl:{alice}:m:g", "rl:{bob}:d:f", "other:{alice}:d:f"},
+		{"rl:{alice}:m:g", "rl:{alice}", "rl:{alice", "rl:{alicex}:m"},
+		{"rl:alice", "rl:alice:m", "rl:{alice}:m"},
+		{"rl:{}:x", "rl:{}:x:y", "rl:{a}"},
+		{"{a}", "{a}b", "{a}"},
+		{"", "{a}", ""},
+	}
+	for _, keys := range tests {
+		slots := make([]slot, len(keys))
+		s.shardsOf(keys, slots)
+		for i, k := range keys {
+			assert.Equal(t, s.shardOf(k), slots[i].shard, "keys %q: %q", keys, k)
+		}
+	}
+}

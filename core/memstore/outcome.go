@@ -15,6 +15,17 @@ type outcome struct {
 	retry                           int64
 	// ttl is how long the written state lives (when it is written).
 	ttl int64
+	// lazy is set when remainingBefore is still to be computed, as
+	// floorTokens(left/interval, interval), from GCRA's tokens before an
+	// admitted charge: a division and a floor that only a take denied by
+	// another of its limits needs.
+	lazy           bool
+	left, interval float64
+}
+
+// tokensBefore defers remainingBefore (see lazy).
+func (o *outcome) tokensBefore(left, interval float64) {
+	o.lazy, o.left, o.interval = true, left, interval
 }
 
 // settle handles the cases that need no more arithmetic once the before
@@ -50,8 +61,11 @@ func (o *outcome) deny(retry int64) {
 // otherwise.
 func (o *outcome) decision(l core.Limit, admitted bool) core.Decision {
 	remaining, reset := o.remainingBefore, o.resetBefore
-	if admitted {
+	switch {
+	case admitted:
 		remaining, reset = o.remainingAfter, o.resetAfter
+	case o.lazy:
+		remaining = floorTokens(o.left/o.interval, o.interval)
 	}
 	return core.Decision{
 		Limit:      l,

@@ -18,17 +18,6 @@ type shard struct {
 	_       [64]byte // keeps neighbouring shards' locks off one cache line
 }
 
-// lookup returns the live entry of key, or nil. An expired entry is
-// removed and reported absent.
-func (sh *shard) lookup(key string, now int64) *entry {
-	e := sh.entries[key]
-	if e != nil && e.expired(now) {
-		delete(sh.entries, key)
-		return nil
-	}
-	return e
-}
-
 // insert returns the entry of key, creating it (and making room for it)
 // if there is none. Entries held by the take in progress are evicted only
 // when nothing else can be.
@@ -53,11 +42,11 @@ func (sh *shard) makeRoom(now int64, held []slot) {
 	removed, found, seen := false, false, 0
 	for key, e := range sh.entries { // map iteration starts at a random place
 		switch {
+		case isHeld(e, held): // also when expired: the take in progress reuses it
+			fallback = key
 		case e.expired(now):
 			delete(sh.entries, key)
 			removed = true
-		case isHeld(e, held):
-			fallback = key
 		case !found || e.expireAt < victimAt:
 			victim, victimAt, found = key, e.expireAt, true
 		}
@@ -87,10 +76,17 @@ func isHeld(e *entry, held []slot) bool {
 // the first '{' and the next '}' when they are not empty, else the whole
 // key, as Redis Cluster picks a slot.
 func hashTag(key string) string {
+	start, end := tagBounds(key)
+	return key[start:end]
+}
+
+// tagBounds returns where the hash tag of key starts and ends (key[start:end],
+// key[end] being the closing '}'), or 0 and len(key) when key has no tag.
+func tagBounds(key string) (start, end int) {
 	if i := strings.IndexByte(key, '{'); i >= 0 {
 		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			return key[i+1 : i+1+j]
+			return i + 1, i + 1 + j
 		}
 	}
-	return key
+	return 0, len(key)
 }

@@ -48,6 +48,11 @@ type stampRun struct {
 	n  int64
 }
 
+// reset empties the log, keeping its memory.
+func (lg *timeLog) reset() {
+	lg.runs, lg.head, lg.total = lg.runs[:0], 0, 0
+}
+
 // prune drops the units at or before cut.
 func (lg *timeLog) prune(cut int64) {
 	for lg.head < len(lg.runs) && lg.runs[lg.head].at <= cut {

@@ -80,7 +80,8 @@ func (s *Store) NonBlocking() {}
 // A slot is the work on one limit of a take.
 type slot struct {
 	shard int
-	e     *entry // nil when the key has no live state
+	e     *entry // nil when the key has no entry
+	stale bool   // e has expired: the key has no state, and a write reuses e
 	out   outcome
 	next  state // the stored state, then the one to write if admitted
 }
@@ -112,9 +113,7 @@ func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, li
 
 // take is [Store.Take] on valid arguments, with one zeroed slot per key.
 func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, cost int64, slots []slot) []core.Decision {
-	for i, key := range keys {
-		slots[i].shard = s.shardOf(key)
-	}
+	s.shardsOf(keys, slots)
 	now := s.clock() // read outside the lock: every key keeps its own time
 	var lockBuf [maxInline]int
 	locked := s.lock(lockBuf[:0], slots)
@@ -127,6 +126,8 @@ func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, co
 		for i := range slots {
 			s.commit(slots, i, keys[i], limits[i].Algorithm, now, cost)
 		}
+	} else {
+		s.dropStale(slots, keys)
 	}
 	s.unlock(locked)
 
@@ -140,8 +141,9 @@ func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, co
 // (the sliding log prunes, which changes no decision). It reports whether
 // the limit admits the take.
 func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bool {
-	sl.e = s.shards[sl.shard].lookup(key, now)
-	found := sl.e != nil && sl.e.alg == l.Algorithm
+	sl.e = s.shards[sl.shard].entries[key]
+	sl.stale = sl.e != nil && sl.e.expired(now)
+	found := sl.e != nil && !sl.stale && sl.e.alg == l.Algorithm
 	if l.Algorithm == core.SlidingLog {
 		var lg *timeLog
 		if found {
@@ -157,13 +159,19 @@ func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bo
 	return sl.out.allowed
 }
 
-// commit writes the state of slots[i], creating its entry if needed.
+// commit writes the state of slots[i], creating its entry if needed. An
+// expired entry is reused as it is, key and memory: a client whose state
+// ran out between two requests (a quota far from exhausted lives only
+// microseconds) costs no allocation.
 func (s *Store) commit(slots []slot, i int, key string, alg core.Algorithm, now, cost int64) {
 	sl := &slots[i]
 	if sl.e == nil {
 		sl.e = s.shards[sl.shard].insert(key, now, slots)
 	}
 	e := sl.e
+	if sl.stale && e.log != nil {
+		e.log.reset() // every unit left the window when the entry expired
+	}
 	if alg == core.SlidingLog {
 		if e.alg != alg || e.log == nil {
 			e.log = &timeLog{}
@@ -175,15 +183,49 @@ func (s *Store) commit(slots []slot, i int, key string, alg core.Algorithm, now,
 	e.alg, e.expireAt = alg, now+sl.out.ttl
 }
 
+// dropStale removes the expired entries of a take that writes nothing, so
+// a key is absent once it expired and was touched.
+func (s *Store) dropStale(slots []slot, keys []string) {
+	for i := range slots {
+		if slots[i].stale {
+			delete(s.shards[slots[i].shard].entries, keys[i])
+		}
+	}
+}
+
 // shardOf returns the index of the shard of key, chosen by its hash tag.
 func (s *Store) shardOf(key string) int {
 	return int(maphash.String(s.seed, hashTag(key)) & s.mask)
+}
+
+// shardsOf sets the shard of every slot. The keys of one take share the
+// hash tag of one client (core.Store's contract): a key that starts like
+// the first one up to its tag's closing '}' has that tag, and its shard,
+// without looking for the tag and hashing it again. Any other key is
+// hashed on its own.
+func (s *Store) shardsOf(keys []string, slots []slot) {
+	first := keys[0]
+	start, end := tagBounds(first)
+	shard := int(maphash.String(s.seed, first[start:end]) & s.mask)
+	slots[0].shard = shard
+	for i := 1; i < len(keys); i++ {
+		if k := keys[i]; start > 0 && len(k) > end && k[:end+1] == first[:end+1] {
+			slots[i].shard = shard
+		} else {
+			slots[i].shard = s.shardOf(k)
+		}
+	}
 }
 
 // lock locks the distinct shards of slots in increasing order (so takes
 // that cross shards cannot deadlock) and returns their indices, appended
 // to buf.
 func (s *Store) lock(buf []int, slots []slot) []int {
+	if len(slots) == 1 { // the common case: nothing to sort
+		buf = append(buf, slots[0].shard)
+		s.shards[slots[0].shard].mu.Lock()
+		return buf
+	}
 	for i := range slots {
 		if !slices.Contains(buf, slots[i].shard) {
 			buf = append(buf, slots[i].shard)

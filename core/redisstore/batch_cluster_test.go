@@ -587,7 +587,7 @@ func charges(t *testing.T, l *core.Limiter, ids []string) map[string]int64 {
 			res, err := l.Take(context.Background(), core.Request{Identity: id})
 			require.NoError(t, err)
 			if !res.Degraded {
-				out[id] = dayQuota.Rate - res.Decisions[0].Remaining
+				out[id] = dayQuota.Rate - res.Decision(0).Remaining
 				break
 			}
 			require.True(t, time.Now().Before(deadline), "peek of %s: %v", id, res.Err)

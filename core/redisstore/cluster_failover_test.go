@@ -161,7 +161,7 @@ func measureOverAdmission(t *testing.T, l *core.Limiter, recs []record, hot stri
 	res, err := l.Take(context.Background(), core.Request{Identity: hot}) // a peek
 	require.NoError(t, err)
 	require.False(t, res.Degraded)
-	counted := dayQuota.Rate - res.Decisions[0].Remaining
+	counted := dayQuota.Rate - res.Decision(0).Remaining
 	lost := admitted - counted
 	t.Logf("over-admission: %d admissions acknowledged to the hot key's callers, %d counted by the new master: %d lost increments (%d admitted in the last second before the kill)",
 		admitted, counted, lost, lastSecond)

@@ -39,7 +39,7 @@ func ExampleQuotaLimiter() {
 
 	id, _ := customer(request())
 	peek, _ := limiter.Take(context.Background(), core.Request{Identity: id}) // cost 0: charges nothing
-	fmt.Println("daily remaining:", peek.Decisions[1].Remaining)
+	fmt.Println("daily remaining:", peek.Decision(1).Remaining)
 
 	for range 999 { // the rest of the day's quota, 10 a second
 		clk.Advance(time.Second)

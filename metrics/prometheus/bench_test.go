@@ -12,10 +12,11 @@ import (
 func BenchmarkDecided(b *testing.B) {
 	metrics := ratelimitprom.MustNew()
 	ctx := context.Background()
-	res := core.Result{Allowed: true, Tier: "free", Decisions: []core.Decision{
-		{Allowed: true, Limit: core.PerSecond(10).WithName("per-second"), Remaining: 5},
-		{Allowed: true, Limit: core.PerDay(1000).WithName("daily"), Remaining: 500},
-	}}
+	res := core.NewResult(
+		core.Decision{Allowed: true, Limit: core.PerSecond(10).WithName("per-second"), Remaining: 5},
+		core.Decision{Allowed: true, Limit: core.PerDay(1000).WithName("daily"), Remaining: 500},
+	)
+	res.Tier = "free"
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

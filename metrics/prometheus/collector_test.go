@@ -124,7 +124,8 @@ ratelimit_requests_total{limit="s",result="allowed",route="_other",tier="default
 func TestCollectorRouteCapHoldsUnderConcurrency(t *testing.T) {
 	const maxRoutes, workers, routesPerWorker = 10, 8, 50
 	metrics := ratelimitprom.MustNew(ratelimitprom.WithMaxRoutes(maxRoutes))
-	res := core.Result{Allowed: true, Tier: "t", Decisions: []core.Decision{{Allowed: true, Limit: core.PerSecond(1).WithName("s")}}}
+	res := core.NewResult(core.Decision{Allowed: true, Limit: core.PerSecond(1).WithName("s")})
+	res.Tier = "t"
 
 	var wg sync.WaitGroup
 	for w := range workers {

@@ -73,9 +73,10 @@ func populated(t *testing.T, opts ...ratelimitprom.Option) *prometheus.Registry 
 		{Allowed: true, Degraded: true, Err: core.ErrStoreUnavailable},  // degraded_allowed
 		{Allowed: false, Degraded: true, Err: core.ErrStoreUnavailable}, // degraded_denied
 	}
-	for _, res := range results {
+	for _, flags := range results {
+		res := core.NewResult(core.Decision{Allowed: flags.Allowed && !flags.Shadowed, Limit: perSecond})
+		res.Allowed, res.Shadowed, res.Degraded, res.Err = flags.Allowed, flags.Shadowed, flags.Degraded, flags.Err
 		res.Tier = "free"
-		res.Decisions = []core.Decision{{Allowed: res.Allowed && !res.Shadowed, Limit: perSecond}}
 		metrics.Decided(context.Background(), core.Request{Identity: "c", Cost: 1, Route: "/users/:id"}, res)
 	}
 
