@@ -12,7 +12,8 @@ import (
 // script's clock (docs/algorithms.md, "Units").
 const epochUnixMicros = 1704067200 * 1_000_000
 
-// argsPerLimit is how many ARGV values describe one limit.
+// argsPerLimit is how many ARGV values describe one limit in the program
+// "take".
 const argsPerLimit = 4
 
 // checkTake rejects what would make the script fail or lie: cheap checks
@@ -34,9 +35,15 @@ func checkTake(keys []string, limits []core.Limit, cost int64) error {
 	return nil
 }
 
-// args returns the script's ARGV: now or "", cost, then algorithm, rate,
-// period (µs) and capacity of every limit (docs/redis-protocol.md).
+// args returns the ARGV of a take of limits (docs/redis-protocol.md). For
+// one limit, those of its program ([oneLimit]): cost, rate, period (µs),
+// the capacity unless the algorithm counts in windows, and now with a test
+// clock. For several, those of the program "take": now or "", cost, then
+// algorithm, rate, period (µs) and capacity of every limit.
 func (s *Store) args(limits []core.Limit, cost int64) []any {
+	if len(limits) == 1 && int(limits[0].Algorithm) < len(oneLimit) {
+		return s.oneArgs(limits[0], cost)
+	}
 	args := make([]any, 0, 2+argsPerLimit*len(limits))
 	if s.now != nil {
 		args = append(args, s.now().UnixMicro()-epochUnixMicros)
@@ -46,6 +53,19 @@ func (s *Store) args(limits []core.Limit, cost int64) []any {
 	args = append(args, cost)
 	for _, l := range limits {
 		args = append(args, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), l.Capacity())
+	}
+	return args
+}
+
+// oneArgs returns the ARGV of a take of the one limit l.
+func (s *Store) oneArgs(l core.Limit, cost int64) []any {
+	args := make([]any, 0, 5)
+	args = append(args, cost, l.Rate, l.Period.Microseconds())
+	if oneLimit[l.Algorithm].capacity {
+		args = append(args, l.Capacity())
+	}
+	if s.now != nil {
+		args = append(args, s.now().UnixMicro()-epochUnixMicros)
 	}
 	return args
 }

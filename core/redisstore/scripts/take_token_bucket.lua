@@ -1,0 +1,53 @@
+-- take_token_bucket.lua: take cost from one token bucket limit
+-- (docs/algorithms.md, "Token bucket"). The program is clock.lua (which
+-- defines now) followed by this file; it decides exactly as take.lua does
+-- for one token bucket limit, and defines nothing it does not run.
+--
+-- KEYS[1]  the state key, <prefix>:{<identity>}:<name>:t
+-- ARGV[1]  cost: non-negative integer; 0 peeks (charges nothing)
+-- ARGV[2]  rate: requests per period
+-- ARGV[3]  period: µs
+-- ARGV[4]  capacity: the burst
+-- Reply    {allowed, reason, remaining, reset_after (µs), retry_after (µs)},
+--          as take_gcra.lua.
+-- State    a hash, tk = tokens (a double with 17 significant digits) and
+--          ts = time of the last refill (integer µs), expiring when full
+--          again. A clock reading earlier than ts is taken as ts, and the
+--          durations are then measured from the reading: longer by the lag.
+
+local key = KEYS[1]
+local cost, rate, period, capacity = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local t = period / rate -- emission interval T, µs
+local state = redis.call('HMGET', key, 'tk', 'ts')
+local tokens = tonumber(state[1]) or capacity
+local ts = tonumber(state[2]) or now
+local lag = math.max(0, ts - now) -- how far the clock is behind ts
+local at = now + lag -- the key's time never runs backwards
+tokens = math.min(capacity, tokens + (at - ts) / t)
+local before = math.max(0, math.floor(tokens + 0.5 / t))
+local reset_before = math.max(0, math.ceil((capacity - tokens) * t - 0.5))
+if reset_before > 0 then
+  reset_before = reset_before + lag
+end
+if cost > capacity then
+  return {0, 2, before, reset_before, 0}
+end
+if cost == 0 then
+  return {1, 0, before, reset_before, 0}
+end
+if (cost - tokens) * t > 0.5 then
+  return {0, 1, before, reset_before, math.max(0, math.ceil((cost - tokens) * t - 0.5)) + lag}
+end
+-- A take admitted within the tolerance leaves a debt (at most 0.5/T
+-- tokens) that is kept, as GCRA keeps it in tat: tokens may go below 0.
+local left = tokens - cost
+local reset_after = math.max(0, math.ceil((capacity - left) * t - 0.5)) + lag
+local stored
+if left == math.floor(left) and math.abs(left) < 9007199254740992 then
+  stored = string.format('%d', left)
+else
+  stored = string.format('%.17g', left)
+end
+redis.call('HSET', key, 'tk', stored, 'ts', string.format('%d', at))
+redis.call('PEXPIRE', key, math.max(1, math.ceil(reset_after / 1000)))
+return {1, 0, math.max(0, math.floor(left + 0.5 / t)), reset_after, 0}
