@@ -36,10 +36,9 @@ func checkTake(keys []string, limits []core.Limit, cost int64) error {
 }
 
 // args returns the ARGV of a take of limits (docs/redis-protocol.md). For
-// one limit, those of its program ([oneLimit]): cost, rate, period (µs),
-// the capacity unless the algorithm counts in windows, and now with a test
-// clock. For several, those of the program "take": now or "", cost, then
-// algorithm, rate, period (µs) and capacity of every limit.
+// one limit, those of its program ([Store.oneArgs]). For several, those of
+// the program "take": now or "", cost, then algorithm, rate, period (µs)
+// and capacity of every limit.
 func (s *Store) args(limits []core.Limit, cost int64) []any {
 	if len(limits) == 1 && int(limits[0].Algorithm) < len(oneLimit) {
 		return s.oneArgs(limits[0], cost)
@@ -57,12 +56,19 @@ func (s *Store) args(limits []core.Limit, cost int64) []any {
 	return args
 }
 
-// oneArgs returns the ARGV of a take of the one limit l.
+// oneArgs returns the ARGV of a take of the one limit l ([oneLimit]):
+// rate, period (µs), then, for the algorithms with a burst, the capacity
+// unless it is the rate and the cost is 1, then the cost unless it is 1,
+// and now last with a test clock. Every argument is parsed on the server
+// on every call: the common take (cost 1, no burst of its own) sends two.
 func (s *Store) oneArgs(l core.Limit, cost int64) []any {
 	args := make([]any, 0, 5)
-	args = append(args, cost, l.Rate, l.Period.Microseconds())
-	if oneLimit[l.Algorithm].capacity {
+	args = append(args, l.Rate, l.Period.Microseconds())
+	if oneLimit[l.Algorithm].capacity && (cost != 1 || l.Capacity() != l.Rate) {
 		args = append(args, l.Capacity())
+	}
+	if cost != 1 {
+		args = append(args, cost)
 	}
 	if s.now != nil {
 		args = append(args, s.now().UnixMicro()-epochUnixMicros)

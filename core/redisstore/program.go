@@ -8,9 +8,9 @@ import (
 
 // oneLimit describes the program of a take of one limit, by algorithm:
 // clock.lua (test_clock.lua with a test clock) followed by its file, which
-// runs that algorithm and nothing else. Its ARGV are cost, rate, period
-// (µs) and, if capacity is set, the capacity; with a test clock, now
-// follows them.
+// runs that algorithm and nothing else. Its ARGV are rate, period (µs),
+// the capacity if capacity is set, and the cost, the last two optional
+// ([Store.oneArgs]); with a test clock, now follows them.
 var oneLimit = [...]struct {
 	name     string
 	capacity bool

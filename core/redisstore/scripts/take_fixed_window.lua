@@ -4,9 +4,10 @@
 -- for one fixed window limit, and defines nothing it does not run.
 --
 -- KEYS[1]  the state key, <prefix>:{<identity>}:<name>:f
--- ARGV[1]  cost: non-negative integer; 0 peeks (charges nothing)
--- ARGV[2]  rate: requests per window (also the capacity)
--- ARGV[3]  period: the window length, µs
+-- ARGV[1]  rate: requests per window (also the capacity)
+-- ARGV[2]  period: the window length, µs
+-- ARGV[3]  cost: non-negative integer, 0 peeks (charges nothing); may be
+--          left out when it is 1
 -- Reply    {allowed, reason, remaining, reset_after (µs), retry_after (µs)},
 --          as take_gcra.lua.
 -- State    a hash, w = window number floor(now / period) and n = count
@@ -16,14 +17,16 @@
 --          reading.
 
 local key = KEYS[1]
-local cost, rate, period = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
+local rate, period = tonumber(ARGV[1]), tonumber(ARGV[2])
+local cost = tonumber(ARGV[3]) or 1
 local state = redis.call('HMGET', key, 'w', 'n')
 local stored_w = tonumber(state[1])
 local at = now -- the key's time: never back into an earlier window
 if stored_w then
-  at = math.max(now, stored_w * period)
+  at = max(now, stored_w * period)
 end
-local w = math.floor(at / period)
+local w = floor(at / period)
 local window_end = (w + 1) * period - now -- from the reading
 local n = 0
 if stored_w == w then
@@ -34,7 +37,7 @@ if n > 0 then
   reset_before = window_end
 end
 -- math.max: a rate lowered under a live key may be overdrawn.
-local before = math.max(0, rate - n)
+local before = max(0, rate - n)
 if cost > rate then
   return {0, 2, before, reset_before, 0}
 end
@@ -45,5 +48,5 @@ if n + cost > rate then
   return {0, 1, before, reset_before, window_end}
 end
 redis.call('HSET', key, 'w', string.format('%d', w), 'n', string.format('%d', n + cost))
-redis.call('PEXPIRE', key, math.max(1, math.ceil(window_end / 1000)))
-return {1, 0, math.max(0, rate - n - cost), window_end, 0}
+redis.call('PEXPIRE', key, max(1, ceil(window_end / 1000)))
+return {1, 0, max(0, rate - n - cost), window_end, 0}

@@ -5,9 +5,10 @@
 -- sliding_log.lua's helpers are written out where they are used.
 --
 -- KEYS[1]  the state key, <prefix>:{<identity>}:<name>:l
--- ARGV[1]  cost: non-negative integer; 0 peeks (charges nothing)
--- ARGV[2]  rate: requests per window (also the capacity)
--- ARGV[3]  period: the window length, µs
+-- ARGV[1]  rate: requests per window (also the capacity)
+-- ARGV[2]  period: the window length, µs
+-- ARGV[3]  cost: non-negative integer, 0 peeks (charges nothing); may be
+--          left out when it is 1
 -- Reply    {allowed, reason, remaining, reset_after (µs), retry_after (µs)},
 --          as take_gcra.lua.
 -- State    a sorted set of runs, one member per admitting take: score = its
@@ -18,13 +19,15 @@
 --          them; evaluating prunes expired runs even when nothing is charged.
 
 local key = KEYS[1]
-local cost, rate, period = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
+local rate, period = tonumber(ARGV[1]), tonumber(ARGV[2])
+local cost = tonumber(ARGV[3]) or 1
 local RUN = '^r(%d+):(%d+)$' -- a run member: its u and c
 local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
 local newest_at = tonumber(newest[2])
 local at = now -- the log's time: never before its newest run
 if newest_at then
-  at = math.max(now, newest_at)
+  at = max(now, newest_at)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', at - period))
 end
 local live = newest_at and newest_at > at - period
@@ -46,7 +49,7 @@ if live then
       size = redis.call('ZCARD', key)
       local lo, hi = 1, size - 1 -- the newest member is a run
       while lo < hi do
-        local mid = math.floor((lo + hi) / 2)
+        local mid = floor((lo + hi) / 2)
         if string.match(redis.call('ZRANGE', key, mid, mid)[1], RUN) then
           hi = mid
         else
@@ -75,7 +78,7 @@ if n > 0 then
   reset_before = newest_at + period - now
 end
 -- math.max: a rate lowered under a live key may be overdrawn.
-local before = math.max(0, rate - n)
+local before = max(0, rate - n)
 if cost > rate then
   return {0, 2, before, reset_before, 0}
 end
@@ -99,7 +102,7 @@ if n + cost > rate then
     else
       local lo, hi = f + 1, (size or redis.call('ZCARD', key)) - 1 -- the newest run holds the target
       while lo < hi do
-        local mid = math.floor((lo + hi) / 2)
+        local mid = floor((lo + hi) / 2)
         u = tonumber((string.match(redis.call('ZRANGE', key, mid, mid)[1], RUN)))
         if u and u >= target then
           hi = mid
@@ -124,5 +127,5 @@ if old then
   redis.call('ZREM', key, old)
 end
 redis.call('ZADD', key, string.format('%d', at), 'r' .. string.format('%d', u) .. ':' .. string.format('%d', c))
-redis.call('PEXPIRE', key, math.max(1, math.ceil(reset_after / 1000)))
-return {1, 0, math.max(0, rate - n - cost), reset_after, 0}
+redis.call('PEXPIRE', key, max(1, ceil(reset_after / 1000)))
+return {1, 0, max(0, rate - n - cost), reset_after, 0}
