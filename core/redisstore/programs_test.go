@@ -157,3 +157,58 @@ func TestScriptsNameEveryProgram(t *testing.T) {
 	}
 	assert.Equal(t, []string{"take_gcra", "take_token_bucket", "take_fixed_window", "take_sliding_window", "take_sliding_log", "take"}, names)
 }
+
+// TestProgramsAsDocumented calls each program the way
+// docs/redis-protocol.md tells another language to: its source from
+// Scripts, ARGV in the short and the long form, and checks the reply
+// against Store.Take of the same limit on a key of its own.
+func TestProgramsAsDocumented(t *testing.T) {
+	client := redistest.Standalone(t).Client(t)
+	store, kb := newStore(t, client)
+	ctx := context.Background()
+	programs := map[string]*redis.Script{}
+	for _, s := range redisstore.Scripts() {
+		programs[s.Name] = redis.NewScript(s.Source)
+	}
+	minute := int64(time.Minute / time.Microsecond)
+	tests := []struct {
+		program string
+		limits  []core.Limit
+		cost    int64
+		args    []any
+	}{
+		{"take_gcra", []core.Limit{core.PerMinute(10)}, 1, []any{10, minute}},
+		{"take_gcra", []core.Limit{core.PerMinute(10).WithBurst(20)}, 3, []any{10, minute, 20, 3}},
+		{"take_token_bucket", []core.Limit{core.PerMinute(10).WithAlgorithm(core.TokenBucket)}, 1, []any{10, minute}},
+		{"take_token_bucket", []core.Limit{core.PerMinute(10).WithAlgorithm(core.TokenBucket)}, 0, []any{10, minute, 10, 0}},
+		{"take_fixed_window", []core.Limit{core.PerMinute(10).WithAlgorithm(core.FixedWindow)}, 1, []any{10, minute}},
+		{"take_sliding_window", []core.Limit{core.PerMinute(10).WithAlgorithm(core.SlidingWindow)}, 4, []any{10, minute, 4}},
+		{"take_sliding_log", []core.Limit{core.PerMinute(10).WithAlgorithm(core.SlidingLog)}, 11, []any{10, minute, 11}},
+		{"take", []core.Limit{core.PerMinute(10), core.PerMinute(5).WithAlgorithm(core.SlidingWindow)}, 2,
+			[]any{"", 2, 0, 10, minute, 10, 3, 5, minute, 5}},
+	}
+	for i, tt := range tests {
+		t.Run(fmt.Sprintf("%s%v", tt.program, tt.args), func(t *testing.T) {
+			want, err := store.Take(ctx, nil, kb.AppendKeys(nil, fmt.Sprintf("store-%d", i), tt.limits), tt.limits, tt.cost)
+			require.NoError(t, err)
+			reply, err := programs[tt.program].Run(ctx, client, kb.AppendKeys(nil, fmt.Sprintf("other-%d", i), tt.limits), tt.args...).Int64Slice()
+			require.NoError(t, err)
+			require.Len(t, reply, 5*len(tt.limits))
+			for j, d := range want {
+				r := reply[5*j:]
+				assert.Equal(t, []int64{b2i(d.Allowed), int64(d.Reason), d.Remaining}, r[:3], "limit %d: allowed, reason, remaining", j)
+				// reset_after and retry_after depend on the instant of the
+				// take (window algorithms): within the second between the two.
+				assert.InDelta(t, d.ResetAfter.Microseconds(), r[3], 1e6, "limit %d: reset_after", j)
+				assert.InDelta(t, d.RetryAfter.Microseconds(), r[4], 1e6, "limit %d: retry_after", j)
+			}
+		})
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
