@@ -25,17 +25,19 @@ local capacity, cost = tonumber(ARGV[3]) or rate, tonumber(ARGV[4]) or 1
 local t = period / rate -- emission interval T, µs
 local tat = max(tonumber(redis.call('GET', key) or now), now)
 local bt = capacity * t -- B·T
-local before = max(0, floor((bt - (tat - now)) / t + 0.5 / t))
-local reset_before = max(0, ceil(tat - now - 0.5))
-if cost > capacity then
-  return {0, 2, before, reset_before, 0}
-end
-if cost == 0 then
-  return {1, 0, before, reset_before, 0}
-end
 local new_tat = tat + cost * t
 local allow_at = new_tat - bt
-if allow_at - now > 0.5 then
+if cost > capacity or cost == 0 or allow_at - now > 0.5 then
+  -- Nothing is charged: the reply describes the state before the take,
+  -- computed only here (an admitted take does not need it).
+  local before = max(0, floor((bt - (tat - now)) / t + 0.5 / t))
+  local reset_before = max(0, ceil(tat - now - 0.5))
+  if cost > capacity then
+    return {0, 2, before, reset_before, 0}
+  end
+  if cost == 0 then
+    return {1, 0, before, reset_before, 0}
+  end
   return {0, 1, before, reset_before, max(0, ceil(allow_at - now - 0.5))}
 end
 local reset_after = max(0, ceil(new_tat - now - 0.5))

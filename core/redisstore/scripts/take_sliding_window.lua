@@ -37,20 +37,22 @@ elseif stored_w == w - 1 then
 end
 local used_p = prev * (period - e) + cur * period -- the estimate, scaled by P
 local rate_p = rate * period
-local before = max(0, floor((rate_p - used_p) / period))
-local reset_before = 0
-if cur > 0 then
-  reset_before = 2 * period - e + lag
-elseif prev > 0 then
-  reset_before = period - e + lag
-end
-if cost > rate then
-  return {0, 2, before, reset_before, 0}
-end
-if cost == 0 then
-  return {1, 0, before, reset_before, 0}
-end
-if used_p + cost * period > rate_p then
+if cost > rate or cost == 0 or used_p + cost * period > rate_p then
+  -- Nothing is charged: the reply describes the state before the take,
+  -- computed only here (an admitted take does not need it).
+  local before = max(0, floor((rate_p - used_p) / period))
+  local reset_before = 0
+  if cur > 0 then
+    reset_before = 2 * period - e + lag
+  elseif prev > 0 then
+    reset_before = period - e + lag
+  end
+  if cost > rate then
+    return {0, 2, before, reset_before, 0}
+  end
+  if cost == 0 then
+    return {1, 0, before, reset_before, 0}
+  end
   -- The admission test is exact (no tolerance), so the wait is the exact
   -- ceiling: a wait rounded down would be denied again (sliding_window.lua).
   local retry

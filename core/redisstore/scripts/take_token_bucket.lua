@@ -27,18 +27,20 @@ local ts = tonumber(state[2]) or now
 local lag = max(0, ts - now) -- how far the clock is behind ts
 local at = now + lag -- the key's time never runs backwards
 tokens = math.min(capacity, tokens + (at - ts) / t)
-local before = max(0, floor(tokens + 0.5 / t))
-local reset_before = max(0, ceil((capacity - tokens) * t - 0.5))
-if reset_before > 0 then
-  reset_before = reset_before + lag
-end
-if cost > capacity then
-  return {0, 2, before, reset_before, 0}
-end
-if cost == 0 then
-  return {1, 0, before, reset_before, 0}
-end
-if (cost - tokens) * t > 0.5 then
+if cost > capacity or cost == 0 or (cost - tokens) * t > 0.5 then
+  -- Nothing is charged: the reply describes the state before the take,
+  -- computed only here (an admitted take does not need it).
+  local before = max(0, floor(tokens + 0.5 / t))
+  local reset_before = max(0, ceil((capacity - tokens) * t - 0.5))
+  if reset_before > 0 then
+    reset_before = reset_before + lag
+  end
+  if cost > capacity then
+    return {0, 2, before, reset_before, 0}
+  end
+  if cost == 0 then
+    return {1, 0, before, reset_before, 0}
+  end
   return {0, 1, before, reset_before, max(0, ceil((cost - tokens) * t - 0.5)) + lag}
 end
 -- A take admitted within the tolerance leaves a debt (at most 0.5/T
