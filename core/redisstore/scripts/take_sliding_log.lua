@@ -44,22 +44,26 @@ if live then
     n, f = size, size
   else
     local first = redis.call('ZRANGE', key, 0, 0)[1]
-    if first ~= newest[1] and string.match(first, RUN) == nil then
-      -- Members from before runs come first: find the first run.
-      size = redis.call('ZCARD', key)
-      local lo, hi = 1, size - 1 -- the newest member is a run
-      while lo < hi do
-        local mid = floor((lo + hi) / 2)
-        if string.match(redis.call('ZRANGE', key, mid, mid)[1], RUN) then
-          hi = mid
-        else
-          lo = mid + 1
+    local u_first, c_first = u_new, c_new -- a log of one run
+    if first ~= newest[1] then
+      u_first, c_first = string.match(first, RUN)
+      if u_first == nil then
+        -- Members from before runs come first: find the first run.
+        size = redis.call('ZCARD', key)
+        local lo, hi = 1, size - 1 -- the newest member is a run
+        while lo < hi do
+          local mid = floor((lo + hi) / 2)
+          if string.match(redis.call('ZRANGE', key, mid, mid)[1], RUN) then
+            hi = mid
+          else
+            lo = mid + 1
+          end
         end
+        f, first = lo, redis.call('ZRANGE', key, lo, lo)[1]
+        u_first, c_first = string.match(first, RUN)
       end
-      f, first = lo, redis.call('ZRANGE', key, lo, lo)[1]
+      u_first, c_first = tonumber(u_first), tonumber(c_first)
     end
-    local u_first, c_first = string.match(first, RUN)
-    u_first, c_first = tonumber(u_first), tonumber(c_first)
     base = u_first - c_first
     local least = c_new -- the units the first and the newest run hold
     if first ~= newest[1] then
