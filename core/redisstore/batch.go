@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -118,16 +119,16 @@ func retries(c config, client redis.Scripter) bool {
 	return true
 }
 
-// run sends one take: through the batcher if the store has one, else as
-// one Script.Run (EVALSHA, EVAL on NOSCRIPT).
-func (s *Store) run(ctx context.Context, keys []string, args []any) ([]any, error) {
+// run sends one take of script: through the batcher if the store has one,
+// else as one Script.Run (EVALSHA, EVAL on NOSCRIPT).
+func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
 	switch {
 	case s.batch == nil:
-		return s.script.Run(ctx, s.client, keys, args...).Slice()
+		return script.Run(ctx, s.client, keys, args...).Slice()
 	case s.batch.node != nil:
-		return s.batch.node.do(ctx, s.script, keys, args)
+		return s.batch.node.do(ctx, script, keys, args)
 	}
-	return s.batch.masters.do(ctx, s.script, keys, args)
+	return s.batch.masters.do(ctx, script, keys, args)
 }
 
 // A nodeBatcher coalesces the takes of one node into pipelines, with no
@@ -163,9 +164,10 @@ func newNodeBatcher(client *redis.Client, lone redis.Scripter, alone bool) *node
 // its reply goes back to the batcher's pool, wake and all, unless someone
 // may still hold it (a queue, a pipeline being sent).
 type check struct {
-	ctx  context.Context
-	cmd  *redis.Cmd    // built by the caller; replaced by a resend
-	wake chan struct{} // one token: the check became leader, or done
+	ctx    context.Context
+	script *redis.Script // the take's program: a pipeline may mix them
+	cmd    *redis.Cmd    // built by the caller; replaced by a resend
+	wake   chan struct{} // one token: the check became leader, or done
 
 	state checkState
 	err   error // when done without being sent
@@ -187,7 +189,7 @@ func (b *nodeBatcher) newCheck(ctx context.Context, script *redis.Script, keys [
 	if c == nil {
 		c = &check{wake: make(chan struct{}, 1)}
 	}
-	c.ctx, c.cmd, c.state, c.err = ctx, evalSha(ctx, script.Hash(), keys, args), state, nil
+	c.ctx, c.script, c.cmd, c.state, c.err = ctx, script, evalSha(ctx, script.Hash(), keys, args), state, nil
 	return c
 }
 
@@ -195,7 +197,7 @@ func (b *nodeBatcher) newCheck(ctx context.Context, script *redis.Script, keys [
 // command and error.
 func (b *nodeBatcher) free(c *check) (*redis.Cmd, error) {
 	cmd, err := c.cmd, c.err
-	c.ctx, c.cmd, c.err = nil, nil, nil
+	c.ctx, c.script, c.cmd, c.err = nil, nil, nil, nil
 	b.checks.Put(c)
 	return cmd, err
 }
@@ -225,7 +227,7 @@ func (b *nodeBatcher) solo(ctx context.Context, script *redis.Script, keys []str
 		return script.Run(ctx, b.lone, keys, args...).Slice()
 	}
 	c := b.newCheck(ctx, script, keys, args, sent)
-	b.send(script, c, []*check{c})
+	b.send(c, []*check{c})
 	b.release()
 	cmd, _ := b.free(c)
 	return b.reply(ctx, script, cmd)
@@ -252,7 +254,7 @@ func (b *nodeBatcher) wait(c *check, script *redis.Script) ([]any, error) {
 		case c.state == leading && ctx.Err() == nil:
 			batch := b.collectLocked(c)
 			b.mu.Unlock()
-			b.lead(script, c, batch)
+			b.lead(c, batch)
 			cmd, _ := b.free(c)
 			return b.reply(ctx, script, cmd)
 		case ctx.Err() == nil:
@@ -303,7 +305,7 @@ func redirection(err error) bool {
 
 // lead sends batch, whose leader is leader, wakes its takes and promotes
 // the next leader.
-func (b *nodeBatcher) lead(script *redis.Script, leader *check, batch []*check) {
+func (b *nodeBatcher) lead(leader *check, batch []*check) {
 	defer func() {
 		b.mu.Lock()
 		for _, c := range batch {
@@ -312,7 +314,7 @@ func (b *nodeBatcher) lead(script *redis.Script, leader *check, batch []*check) 
 		b.promoteLocked()
 		b.mu.Unlock()
 	}()
-	b.send(script, leader, batch)
+	b.send(leader, batch)
 }
 
 // release ends a call: it hands the call's slot to the next leader, or
@@ -425,7 +427,8 @@ func (c *check) signal() {
 // the server answered NOSCRIPT did not run: they are sent again with the
 // script (see resend). Nothing else is sent twice, but for takes a cluster
 // node answered MOVED or ASK, which their callers send again (see reply).
-func (b *nodeBatcher) send(script *redis.Script, leader *check, batch []*check) {
+// Each take runs its own program: one pipeline may mix programs.
+func (b *nodeBatcher) send(leader *check, batch []*check) {
 	ctx, cancel := batchContext(leader)
 	defer cancel()
 	pipe := b.client.Pipeline()
@@ -440,23 +443,27 @@ func (b *nodeBatcher) send(script *redis.Script, leader *check, batch []*check) 
 		if len(again) == 0 {
 			break
 		}
-		b.resend(ctx, script, cmds, again, round == 1)
+		b.resend(ctx, batch, cmds, again, round == 1)
 	}
 	for i, c := range batch {
 		c.cmd = cmds[i]
 	}
 }
 
-// resend sends cmds[i] for every i of again, which the server answered
-// NOSCRIPT, again: the first as EVAL, which caches the script, and the
+// resend sends cmds[i], the take of batch[i], for every i of again, which
+// the server answered NOSCRIPT, again, each with its own program: the
+// first take of each program as EVAL, which caches the program, and the
 // others as EVALSHA behind it on the same connection; every one as EVAL if
 // all is set (the cache was flushed again in between).
-func (b *nodeBatcher) resend(ctx context.Context, script *redis.Script, cmds []*redis.Cmd, again []int, all bool) {
+func (b *nodeBatcher) resend(ctx context.Context, batch []*check, cmds []*redis.Cmd, again []int, all bool) {
 	pipe := b.client.Pipeline()
 	resent := make([]*redis.Cmd, len(again))
+	var loaded []*redis.Script // programs sent as EVAL: at most one per program
 	for j, i := range again {
+		script := batch[i].script
 		keys, args := evalShaParts(cmds[i])
-		if j == 0 || all {
+		if all || !slices.Contains(loaded, script) {
+			loaded = append(loaded, script)
 			resent[j] = script.Eval(ctx, pipe, keys, args...)
 		} else {
 			resent[j] = script.EvalSha(ctx, pipe, keys, args...)

@@ -63,7 +63,7 @@ func TestScriptRejectsMisplacedBoundaries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.script.Run(context.Background(), client, keys, tt.args...).Err()
+			err := s.progs.many.script.Run(context.Background(), client, keys, tt.args...).Err()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			n, err := client.Exists(context.Background(), keys...).Result()

@@ -4,9 +4,12 @@
 //
 // The scripts (scripts/*.lua, embedded) transcribe docs/algorithms.md
 // operation by operation, like core/memstore, so both stores give the same
-// decisions. Their KEYS, ARGV and reply are a contract, documented in
-// docs/redis-protocol.md, so services in other languages can share the
-// limits.
+// decisions. A take of one limit runs a lean program of its algorithm,
+// which holds nothing else (Redis runs a script's whole text on every
+// call); a take of several limits runs the joined program "take". Their
+// KEYS, ARGV and reply are a contract, documented in
+// docs/redis-protocol.md, and [Scripts] (or `ratelimit script`) gives their
+// exact text, so services in other languages can share the limits.
 //
 // Time comes from the Redis server (TIME), never from the application, so
 // app nodes with skewed clocks agree; [WithClock] overrides it for tests

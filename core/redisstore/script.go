@@ -3,23 +3,21 @@ package redisstore
 import (
 	"embed"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
-// scriptFS holds the Lua sources; see scriptFiles for how they combine.
+// scriptFS holds the Lua sources; see joinedFiles and oneLimit for how they
+// combine into programs.
 //
 //go:embed scripts/*.lua
 var scriptFS embed.FS
 
-// scriptFiles lists the Lua files in the order they are concatenated into
-// the one script: shared helpers, one local function per algorithm (with
-// the fast path for one GCRA limit right after GCRA), then take.lua, the
-// entry point that dispatches to them.
-var scriptFiles = [...]string{
+// joinedFiles lists the Lua files in the order they are concatenated into
+// the program "take", for takes of several limits: shared helpers, one
+// local function per algorithm, then take.lua, the entry point that
+// dispatches to them.
+var joinedFiles = []string{
 	"common.lua",
 	"gcra.lua",
-	"fast_path.lua",
 	"token_bucket.lua",
 	"fixed_window.lua",
 	"sliding_window.lua",
@@ -28,20 +26,42 @@ var scriptFiles = [...]string{
 	"take.lua",
 }
 
-// newScript builds the take script from the embedded files.
-func newScript() (*redis.Script, error) {
-	src, err := scriptSource()
-	if err != nil {
-		return nil, err
-	}
-	return redis.NewScript(src), nil
+// A Script is one of the Lua programs a [Store] runs, exactly as the store
+// sends it to Redis: a service in another language that runs the same
+// program with the same keys and arguments shares the store's limits
+// (docs/redis-protocol.md). `ratelimit script` prints them.
+type Script struct {
+	// Name is "take_<algorithm>" (take_gcra, take_token_bucket,
+	// take_fixed_window, take_sliding_window, take_sliding_log) for a
+	// take of one limit, and "take" for a take of several.
+	Name string
+	// Source is the program's text, byte for byte what EVAL sends.
+	Source string
+	// SHA1 is the lowercase hex SHA-1 of Source, what EVALSHA names.
+	SHA1 string
 }
 
-// scriptSource returns the text of the take script: the files of
-// scriptFiles, each followed by a newline.
-func scriptSource() (string, error) {
+// Scripts returns the programs that a [Store] built by [New] without
+// [WithClock] loads, each on first use: one per algorithm for a take of
+// one limit, then "take", for several limits.
+func Scripts() []Script {
+	p, err := newPrograms(false)
+	if err != nil { // the files are embedded: a broken build
+		panic("ratelimit: redisstore: " + err.Error())
+	}
+	return p.list()
+}
+
+// joinedSource returns the text of the program "take": the files of
+// joinedFiles, each followed by a newline.
+func joinedSource() (string, error) {
+	return concat(joinedFiles...)
+}
+
+// concat returns the embedded files, each followed by a newline.
+func concat(files ...string) (string, error) {
 	var src strings.Builder
-	for _, name := range scriptFiles {
+	for _, name := range files {
 		b, err := scriptFS.ReadFile("scripts/" + name)
 		if err != nil {
 			return "", err

@@ -19,7 +19,7 @@ import (
 // own (the client is the caller's to close).
 type Store struct {
 	client    redis.Scripter
-	script    *redis.Script
+	progs     programs
 	now       func() time.Time // test clock; nil means the server's TIME
 	appNow    func() time.Time // the app's clock, for calendar boundaries
 	calendars calendarCache    // the boundaries of each calendar, per window
@@ -46,18 +46,18 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("ratelimit: redisstore: nil client")
 	}
-	script, err := newScript()
-	if err != nil {
-		return nil, fmt.Errorf("ratelimit: redisstore: load scripts: %w", err)
-	}
 	c := config{logger: slog.Default()}
 	for _, opt := range opts {
 		opt(&c)
 	}
+	progs, err := newPrograms(c.now != nil)
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: redisstore: load scripts: %w", err)
+	}
 	for _, problem := range CheckClient(client, core.DefaultTimeout) {
 		c.logger.Warn("ratelimit: redisstore: risky redis client setting", "problem", problem)
 	}
-	s := &Store{client: client, script: script, now: c.now, appNow: appClock(c)}
+	s := &Store{client: client, progs: progs, now: c.now, appNow: appClock(c)}
 	if r, ok := client.(stateReloader); ok {
 		s.reload = newReloader(r, reloadEvery, time.Now)
 	}
@@ -73,7 +73,9 @@ func (s *Store) Clock() func() time.Time { return s.now }
 
 // Take implements [core.Store]: one EVALSHA (EVAL when the server does not
 // have the script cached, as after a restart or failover) that charges cost
-// to every limit, or to none. With [WithBatching], concurrent takes share
+// to every limit, or to none. A take of one limit runs the program of its
+// algorithm, a take of several the program "take" ([Scripts]); each is
+// loaded on first use. With [WithBatching], concurrent takes share
 // pipelines.
 //
 // Errors are wrapped as "ratelimit: redis take: ...". Those that mean Redis
@@ -88,7 +90,7 @@ func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, li
 	if err := checkTake(keys, limits, cost); err != nil {
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
-	reply, err := s.run(ctx, keys, s.args(limits, cost))
+	reply, err := s.run(ctx, s.progs.choose(limits), keys, s.args(limits, cost))
 	if err != nil {
 		err = classify(err)
 		if s.reload != nil && errors.Is(err, core.ErrStoreUnavailable) {
