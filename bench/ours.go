@@ -51,8 +51,10 @@ func oursAutoPipeline() contender {
 // clients on purpose, and the warnings would bury the progress output.
 var quietLogger = slog.New(slog.DiscardHandler)
 
+// openOursStore opens our store on s sending one take per round trip
+// (WithoutBatching), as the family cells compare: the work of one check.
 func openOursStore(e env, s redis.Scripter, alg core.Algorithm, closeFn func() error) (*instance, error) {
-	store, err := redisstore.New(s, redisstore.WithLogger(quietLogger))
+	store, err := redisstore.New(s, redisstore.WithLogger(quietLogger), redisstore.WithoutBatching())
 	if err != nil {
 		_ = closeFn()
 		return nil, err
@@ -101,7 +103,7 @@ type storeOpener func(e env) (core.Store, func(), error)
 
 func redisStoreOpener(e env) (core.Store, func(), error) {
 	client := e.oursClient()
-	store, err := redisstore.New(client, redisstore.WithLogger(quietLogger))
+	store, err := redisstore.New(client, redisstore.WithLogger(quietLogger), redisstore.WithoutBatching())
 	if err != nil {
 		_ = client.Close()
 		return nil, nil, err

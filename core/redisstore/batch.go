@@ -22,7 +22,12 @@ const (
 	maxInFlight = 1
 )
 
-// WithBatching makes concurrent takes of one Redis node share round trips.
+// WithBatching asks for what a Store does by default: concurrent takes of
+// one Redis node share round trips. The option only makes [New] log, once
+// ([WithLogger]), when the client cannot batch (below); by default such a
+// client is used one take at a time without a word. [WithoutBatching]
+// turns batching off.
+//
 // A take that finds no call of the store to its node in flight is sent at
 // once, alone, exactly as without the option, so a lone caller waits no
 // longer. Takes that arrive while a call is in flight queue; when it
@@ -67,10 +72,17 @@ const (
 //     node clients too (OnNewNode), as redisotel does.
 //
 // On a client with retries, a *redis.Ring or any other client, takes are
-// sent one by one, as without the option, and [New] logs why, once
-// ([WithLogger]).
+// sent one by one, as with [WithoutBatching].
 func WithBatching() Option {
-	return func(c *config) { c.batching = true }
+	return func(c *config) { c.batchOn = true }
+}
+
+// WithoutBatching makes a Store send every take alone, one round trip
+// each, never in a pipeline ([WithBatching] says what batching does). Use
+// it to measure one check per round trip, or with a proxy in front of
+// Redis that mishandles pipelines. Giving both options is an error.
+func WithoutBatching() Option {
+	return func(c *config) { c.batchOff = true }
 }
 
 // A batcher is what a batching store sends its takes through: the queue of
@@ -81,13 +93,13 @@ type batcher struct {
 }
 
 // newBatcher returns the batcher of a store on client, or nil when takes
-// are to be sent one by one: batching is off, client is neither a
+// are to be sent one by one: batching is off ([WithoutBatching]), client is neither a
 // *redis.Client nor a *redis.ClusterClient, or it retries (go-redis
 // resends a whole pipeline after a read timeout or a first reply such as
 // LOADING or READONLY, takes that ran included; a cluster client's node
 // clients get its MaxRetries).
 func newBatcher(client redis.Scripter, c config) *batcher {
-	if !c.batching {
+	if c.batchOff {
 		return nil
 	}
 	switch cl := client.(type) {
@@ -102,17 +114,22 @@ func newBatcher(client redis.Scripter, c config) *batcher {
 		}
 		return &batcher{masters: newMasterBatchers(cl, c)}
 	}
-	c.logger.Info("ratelimit: redisstore: batching needs a *redis.Client (standalone or failover) or a *redis.ClusterClient; takes are sent one by one",
-		"client", fmt.Sprintf("%T", client))
+	if c.batchOn {
+		c.logger.Info("ratelimit: redisstore: batching needs a *redis.Client (standalone or failover) or a *redis.ClusterClient; takes are sent one by one",
+			"client", fmt.Sprintf("%T", client))
+	}
 	return nil
 }
 
 // retries reports whether client retries failed commands, and logs that it
-// gets no pipelines if so.
+// gets no pipelines if so and batching was asked for ([WithBatching]).
 func retries(c config, client redis.Scripter) bool {
 	s, _ := settingsOf(client)
 	if s.maxRetries <= 0 {
 		return false
+	}
+	if !c.batchOn {
+		return true
 	}
 	c.logger.Warn("ratelimit: redisstore: batching needs a client without retries (MaxRetries -1); takes are sent one by one",
 		"max_retries", s.maxRetries)

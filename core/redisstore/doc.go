@@ -36,12 +36,14 @@
 //
 // # Batching
 //
-// [WithBatching] coalesces concurrent takes of one Redis node (standalone,
+// A Store coalesces concurrent takes of one Redis node (standalone,
 // Sentinel, or each master of a Cluster) into pipelines without giving up
 // any of the above: a lone take is sent as before, a take whose caller gave
-// up is never sent, nothing that may have run is resent. It is off by
-// default until its Cluster failover tests have run clean on a quiet
-// machine. go-redis's own AutoPipeline is not safe for a rate limiter (it
+// up is never sent, nothing that may have run is resent ([WithBatching]
+// has the details). It is on by default for the clients [NewClient],
+// [NewFailoverClient] and [NewClusterClient] build (no retries); a client
+// with retries is used one take at a time. [WithoutBatching] turns it
+// off. go-redis's own AutoPipeline is not safe for a rate limiter (it
 // ignores callers' deadlines and, on a Cluster, resends a batch after a
 // timeout): do not pass an
 // *redis.AutoPipeliner as the client.

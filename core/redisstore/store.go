@@ -24,7 +24,7 @@ type Store struct {
 	appNow    func() time.Time // the app's clock, for calendar boundaries
 	calendars calendarCache    // the boundaries of each calendar, per window
 	reload    *reloader        // nil unless client is a cluster client
-	batch     *batcher         // nil unless batching ([WithBatching])
+	batch     *batcher         // nil when takes go one by one ([WithoutBatching], a client with retries)
 
 	masters    masterFinder // nil unless client is a cluster client
 	slotsKnown atomic.Bool  // a take succeeded: masters answers from memory
@@ -41,7 +41,8 @@ var _ core.Store = (*Store)(nil)
 // [NewFailoverClient] (or the Safe...Options functions), so that a slow or
 // dead Redis costs a decision no more than its budget. New checks any
 // other client with [CheckClient] and logs each problem once, as a warning
-// ([WithLogger]); a risky client is still accepted.
+// ([WithLogger]); a risky client is still accepted. Concurrent takes share
+// round trips unless [WithoutBatching] is given ([WithBatching]).
 func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("ratelimit: redisstore: nil client")
@@ -49,6 +50,9 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	c := config{logger: slog.Default()}
 	for _, opt := range opts {
 		opt(&c)
+	}
+	if c.batchOn && c.batchOff {
+		return nil, errors.New("ratelimit: redisstore: WithBatching and WithoutBatching contradict each other")
 	}
 	progs, err := newPrograms(c.now != nil)
 	if err != nil {
