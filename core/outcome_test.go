@@ -472,3 +472,29 @@ func TestChargeIfSkipPeekAndShadow(t *testing.T) {
 		assert.Equal(t, int64(0), remaining(t, l, "192.0.2.1"), "and counts the limit, no more")
 	})
 }
+
+// BenchmarkMiddlewareChargeIf is BenchmarkMiddleware with HTTPChargeIf:
+// a check (a peek) before the handler, and a charge after it for the
+// failures, over the memory store.
+func BenchmarkMiddlewareChargeIf(b *testing.B) {
+	for _, status := range []int{http.StatusOK, http.StatusUnauthorized} {
+		b.Run(fmt.Sprintf("status=%d", status), func(b *testing.B) {
+			l := benchLimiter(b, core.PerSecond(1e6).WithName("s"))
+			mw, err := core.NewMiddleware(l, core.HTTPChargeIf(core.FailedRequests))
+			if err != nil {
+				b.Fatal(err)
+			}
+			h := mw.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }),
+				func(*http.Request) string { return "/" })
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				w := &discardWriter{h: make(http.Header)}
+				for pb.Next() {
+					clear(w.h)
+					h.ServeHTTP(w, r)
+				}
+			})
+		})
+	}
+}
