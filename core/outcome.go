@@ -41,9 +41,10 @@ func SuccessfulRequests(status int) bool { return status < 400 }
 // (the store admits it when it still fits, else denies it and writes
 // nothing, and that denial fills the deny cache), under a context that
 // survives the client hanging up (context.WithoutCancel of the request's)
-// and the limiter's timeout. The response is already written: a failure of
-// that charge (the store degraded, an error) is logged on slog's default
-// logger, sampled, never turned into a response. Observers
+// and the limiter's timeout. The response is already written: a charge
+// that failed (an error, or the store unavailable and no fallback store
+// to count it, [FailLocal]) is logged on slog's default logger at Warn,
+// sampled, never turned into a response. Observers
 // ([WithObserver]) see one decision per request, its check; the charge is
 // not a decision.
 //
@@ -109,7 +110,7 @@ func (m *Middleware) chargeAfter(r *http.Request, o Outcome, status int) {
 	ctx := context.WithoutCancel(r.Context())
 	var res Result
 	err := m.limiter.charge(ctx, o.charge, &res)
-	if err == nil && res.Degraded {
+	if err == nil && res.Degraded && !res.Fallback { // a fallback's charge counted, locally
 		err = res.Err
 	}
 	if err != nil {
