@@ -17,8 +17,9 @@ type FinishFunc = func(r *http.Request, o Outcome, status int)
 // panic goes on), with the final status of the response: what the handler
 // wrote, 200 when it wrote nothing, 500 when it panicked before writing
 // (what a recovering middleware answers). For work that needs the
-// response, such as counting statuses per tier. A panic in fn itself is
-// not recovered.
+// response, such as counting statuses per tier. fn runs after the charge
+// of [HTTPChargeIf], when there is one. A panic in fn itself is not
+// recovered.
 func HTTPFinish(fn FinishFunc) HTTPOption {
 	return func(m *Middleware) error {
 		if err := once(m.given, "HTTPFinish"); err != nil {

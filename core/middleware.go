@@ -75,7 +75,8 @@ type Middleware struct {
 // together, writes the [HeadersIETF] fields and renders denials with
 // [DefaultDenyHandler] and errors with [DefaultErrorHandler]. An invalid
 // option is an error naming it; so is an option given twice, or two that
-// contradict each other ([HTTPCost] and [HTTPCostFunc]).
+// contradict each other ([HTTPCost] and [HTTPCostFunc]; [HTTPChargeIf]
+// and HTTPCost(0)).
 func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 	if l == nil {
 		return nil, errors.New("ratelimit: middleware: limiter must not be nil")
