@@ -498,3 +498,69 @@ func BenchmarkMiddlewareChargeIf(b *testing.B) {
 		})
 	}
 }
+
+// The check's rule, a cost fits when every limit has at least that many
+// Remaining, is the store's own admission test: for every algorithm, at
+// instants across several windows and costs of 1 to 3, a peek says the
+// cost fits exactly when a take of it is then admitted. (Where they
+// disagreed, a request would run uncounted, or be charged before its
+// handler.)
+func TestCheckAgreesWithTheStoresAdmission(t *testing.T) {
+	limits := []core.Limit{
+		core.PerMinute(5).WithName("gcra"),
+		core.PerMinute(5).WithBurst(3).WithName("gcra-burst"),
+		core.PerMinute(5).WithAlgorithm(core.TokenBucket).WithName("bucket"),
+		core.PerMinute(5).WithAlgorithm(core.FixedWindow).WithName("fixed"),
+		core.PerMinute(5).WithAlgorithm(core.SlidingWindow).WithName("sliding"),
+		core.PerMinute(5).WithAlgorithm(core.SlidingLog).WithName("log"),
+		core.PerCalendarDay(5, time.UTC).WithName("day"),
+	}
+	for _, st := range []string{"memstore", "redis"} {
+		for _, lim := range limits {
+			t.Run(st+"/"+lim.Name, func(t *testing.T) {
+				var mu sync.Mutex
+				now := middlewareNow
+				clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+				var store core.Store
+				opts := []core.Option{core.WithLimits(lim), core.WithDenyCache(0)}
+				if st == "memstore" {
+					ms, err := memstore.New(memstore.WithClock(clock))
+					require.NoError(t, err)
+					store = ms
+				} else {
+					c := redisstore.NewClient(redistest.Standalone(t).Options())
+					t.Cleanup(func() { _ = c.Close() })
+					rs, err := redisstore.New(c, redisstore.WithClock(clock))
+					require.NoError(t, err)
+					store = rs
+					opts = append(opts, core.WithPrefix(redistest.Prefix(t)), core.WithTimeout(5*time.Second))
+				}
+				l, err := core.NewLimiter(store, opts...)
+				require.NoError(t, err)
+				ctx := context.Background()
+				step := 7 * time.Second
+				if lim.Algorithm == core.CalendarWindow {
+					step = 3 * time.Hour
+				}
+				admitted := 0
+				for i := range 60 {
+					cost := int64(1 + i%3)
+					peek, err := l.AllowN(ctx, "client", 0)
+					require.NoError(t, err)
+					fits := peek.Binding().Remaining >= cost
+					res, err := l.AllowN(ctx, "client", cost)
+					require.NoError(t, err)
+					require.Equal(t, fits, res.Allowed, "step %d, cost %d: the peek said %d left", i, cost, peek.Binding().Remaining)
+					if res.Allowed {
+						admitted++
+					}
+					mu.Lock()
+					now = now.Add(step)
+					mu.Unlock()
+				}
+				assert.Positive(t, admitted)
+				assert.Less(t, admitted, 60, "some takes were denied: both answers were exercised")
+			})
+		}
+	}
+}
