@@ -3,8 +3,10 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -186,6 +188,22 @@ func bugs(recs []record) []record { return where(recs, func(r record) bool { ret
 
 func degraded(recs []record) []record {
 	return where(recs, func(r record) bool { return r.res.Degraded })
+}
+
+// assertNoneDegraded fails t if any of recs is degraded, saying how many
+// and when the first few started and how long they took (the records
+// themselves are too large to print).
+func assertNoneDegraded(t *testing.T, recs []record, msg string) {
+	t.Helper()
+	bad := degraded(recs)
+	if len(bad) == 0 {
+		return
+	}
+	var first []string
+	for _, r := range bad[:min(len(bad), 5)] {
+		first = append(first, fmt.Sprintf("%s at %s took %s", r.identity, r.start.Round(time.Millisecond), r.took.Round(time.Millisecond)))
+	}
+	t.Errorf("%s: %d of %d decisions degraded; first: %s", msg, len(bad), len(recs), strings.Join(first, "; "))
 }
 
 // scriptCalls counts the script calls a client sends (EVALSHA and EVAL),
