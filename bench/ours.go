@@ -47,6 +47,21 @@ func oursAutoPipeline() contender {
 		}}
 }
 
+// oursBatched is oursRedis(GCRA) as redisstore.New builds it by default:
+// concurrent takes of the node share pipelines (redisstore.WithBatching).
+func oursBatched() contender {
+	return contender{name: "ratelimit gcra, batched (default)", ours: true, redis: true, bound: boundBucket, keysLike: "ratelimit gcra",
+		open: func(e env) (*instance, error) {
+			client := e.oursClient()
+			store, err := redisstore.New(client, redisstore.WithLogger(quietLogger))
+			if err != nil {
+				_ = client.Close()
+				return nil, err
+			}
+			return storeInstance(e, store, core.GCRA, func() { _ = client.Close() })
+		}}
+}
+
 // quietLogger drops redisstore.New's client warnings: the bench builds its
 // clients on purpose, and the warnings would bury the progress output.
 var quietLogger = slog.New(slog.DiscardHandler)
