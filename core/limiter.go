@@ -94,6 +94,9 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if err := l.addPlans(c); err != nil {
 		return nil, err
 	}
+	if err := l.checkLeaser(); err != nil {
+		return nil, err
+	}
 	if c.resolver != nil {
 		l.tiers = newTierCache(c.resolver, c.cacheTTL, c.cacheSize, c.now)
 	}
@@ -129,6 +132,24 @@ func (l *Limiter) addPlans(c config) error {
 	return nil
 }
 
+// checkLeaser reports a tier with a Concurrency limit over a store (or
+// fallback store) that cannot hold leases.
+func (l *Limiter) checkLeaser() error {
+	for _, p := range l.plans {
+		if len(p.leased) == 0 {
+			continue
+		}
+		name := p.limits[p.leased[0]].Name
+		if _, ok := l.store.(Leaser); !ok {
+			return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, but the store %T does not implement core.Leaser", p.name, name, l.store)
+		}
+		if _, ok := l.fallback.(Leaser); l.fallback != nil && !ok {
+			return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, but the fallback store %T does not implement core.Leaser", p.name, name, l.fallback)
+		}
+	}
+	return nil
+}
+
 // MustNewLimiter is like [NewLimiter] but panics on invalid configuration.
 // It is meant for package-level set-up with constant limits.
 func MustNewLimiter(store Store, opts ...Option) *Limiter {
@@ -150,6 +171,10 @@ func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (Result,
 }
 
 // Take charges req.Cost to every limit of the client's tier, atomically.
+// When the tier has [Concurrency] limits and the request is admitted with
+// a cost above zero, the Result holds a [Lease] that the caller must give
+// back with [Limiter.Release] when the request ends (else it expires
+// after the lease TTL).
 //
 // A store that is unavailable (timeout, refused connection, open breaker)
 // is not an error here: the Result is then degraded (Result.Degraded,
@@ -217,28 +242,47 @@ func (l *Limiter) take(ctx context.Context, req Request, p *plan) (Result, error
 // the store, behind the breaker. Keys for a [NonBlocking] store come from a
 // pooled buffer: they live only for the call, and cost no allocation.
 func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan) (Result, error) {
+	t := takeCall{id: id, cost: cost}
+	if cost > 0 && len(p.leased) > 0 {
+		t.lease = newLeaseID()
+	}
 	if !l.local {
-		return l.decide(ctx, p.keys(make([]string, 0, len(p.limits)), l.head, id), cost, p)
+		t.keys = p.keys(make([]string, 0, len(p.limits)), l.head, id)
+		return l.decide(ctx, t, p)
 	}
 	sc := keyScratches.Get().(*keyScratch)
-	res, err := l.decide(ctx, sc.build(p, l.head, id), cost, p)
+	t.keys = sc.build(p, l.head, id)
+	res, err := l.decide(ctx, t, p)
 	keyScratches.Put(sc)
 	return res, err
 }
 
-// decide takes keys with the store and turns its answer into a Result.
-func (l *Limiter) decide(ctx context.Context, keys []string, cost int64, p *plan) (Result, error) {
-	ds, err := l.call(ctx, l.store, keys, p.limits, cost)
+// A takeCall is one store call of a client: its keys, the cost, and the lease
+// id to hold on its Concurrency limits ("" when none is taken).
+type takeCall struct {
+	id    string // the safe identity
+	keys  []string
+	cost  int64
+	lease string
+}
+
+// decide takes t with the store and turns its answer into a Result.
+func (l *Limiter) decide(ctx context.Context, t takeCall, p *plan) (Result, error) {
+	ds, err := l.call(ctx, l.store, t, p.limits)
 	switch {
 	case err == nil:
-		return Result{Decisions: ds, Allowed: allAllowed(ds)}, nil
+		res := Result{Decisions: ds, Allowed: allAllowed(ds)}
+		if res.Allowed && t.lease != "" {
+			res.Lease = l.newLease(p, t, false)
+		}
+		return res, nil
 	case ctx.Err() != nil:
 		// The caller gave up: whatever the store said (a timeout, a
 		// cancelled read), it says nothing about the store and must not
 		// fail open.
 		return Result{}, callerGone(ctx.Err())
 	case errors.Is(err, ErrStoreUnavailable):
-		return l.degraded(ctx, p, keys, cost, err), nil
+		return l.degraded(ctx, p, t, err), nil
 	}
 	return Result{}, fmt.Errorf("ratelimit: store: %w", err)
 }
@@ -246,12 +290,12 @@ func (l *Limiter) decide(ctx context.Context, keys []string, cost int64, p *plan
 // call runs one store call under the timeout and the breaker of the keys'
 // shard. Errors that mean the store is unavailable come back wrapping
 // [ErrStoreUnavailable].
-func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Limit, cost int64) ([]Decision, error) {
+func (l *Limiter) call(ctx context.Context, s Store, t takeCall, limits []Limit) ([]Decision, error) {
 	var b *breaker
 	if l.breakers != nil {
 		shard := ""
 		if sh, ok := s.(Sharded); ok {
-			shard = sh.Shard(keys[0]) // the keys of one call share a hash tag
+			shard = sh.Shard(t.keys[0]) // the keys of one call share a hash tag
 		}
 		if b = l.breakers.forShard(shard); !b.allow() {
 			return nil, ErrBreakerOpen
@@ -261,7 +305,7 @@ func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Lim
 	if _, local := s.(NonBlocking); !local {
 		tctx, cancel = context.WithTimeout(ctx, l.timeout)
 	}
-	ds, err := s.Take(tctx, make([]Decision, 0, len(limits)), keys, limits, cost)
+	ds, err := storeTake(tctx, s, t, limits)
 	unavailable := err != nil && (errors.Is(err, ErrStoreUnavailable) || tctx.Err() != nil)
 	cancel()
 	if b != nil {
@@ -272,6 +316,16 @@ func (l *Limiter) call(ctx context.Context, s Store, keys []string, limits []Lim
 		err = fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
 	}
 	return ds, err
+}
+
+// storeTake is one Take of s, with the lease of t when it has one (the
+// limiter checked that s is then a [Leaser]).
+func storeTake(ctx context.Context, s Store, t takeCall, limits []Limit) ([]Decision, error) {
+	dst := make([]Decision, 0, len(limits))
+	if t.lease != "" {
+		return s.(Leaser).TakeLease(ctx, dst, t.keys, limits, t.cost, t.lease)
+	}
+	return s.Take(ctx, dst, t.keys, limits, t.cost)
 }
 
 // Tier returns the limits of the named tier and whether it exists.
@@ -313,18 +367,22 @@ func (l *Limiter) plan(ctx context.Context, req Request) (*plan, error) {
 }
 
 // degraded decides without the primary store, by the failure mode.
-func (l *Limiter) degraded(ctx context.Context, p *plan, keys []string, cost int64, cause error) Result {
+func (l *Limiter) degraded(ctx context.Context, p *plan, t takeCall, cause error) Result {
 	res := Result{Degraded: true, Err: cause}
 	if l.failure == FailLocal {
-		ds, err := l.fallback.Take(ctx, make([]Decision, 0, len(p.shares)), keys, p.shares, cost)
+		ds, err := storeTake(ctx, l.fallback, t, p.shares)
 		if err == nil {
 			res.Decisions, res.Allowed, res.Fallback = ds, allAllowed(ds), true
+			if res.Allowed && t.lease != "" {
+				res.Lease = l.newLease(p, t, true)
+			}
 			return res
 		}
 		res.Err = fmt.Errorf("%w; fallback: %w", cause, err)
 	}
 	// Nothing is known about the quota: report it full, and let the
-	// failure mode decide (a failed fallback fails open).
+	// failure mode decide (a failed fallback fails open). No lease is
+	// held: admitted requests are then not counted in flight.
 	res.Allowed = l.failure != FailClosed
 	res.Decisions = make([]Decision, len(p.limits))
 	for i, lim := range p.limits {
