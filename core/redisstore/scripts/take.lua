@@ -10,8 +10,12 @@
 -- ARGV[2]  cost: non-negative integer; 0 peeks (charges nothing).
 -- ARGV[3 + 4(i-1) ...] per limit i, four integers:
 --          algorithm (0 GCRA, 1 token bucket, 2 fixed window,
---          3 sliding window, 4 sliding log), rate (requests per period),
---          period (µs), capacity (burst; the rate for window algorithms).
+--          3 sliding window, 4 sliding log, 5 concurrency), rate (requests
+--          per period; concurrency: most in flight), period (µs;
+--          concurrency: the lease TTL), capacity (burst; the rate for
+--          window algorithms and concurrency).
+-- ARGV[3 + 4n] the lease id, held by every concurrency limit of an
+--          admitted take of cost > 0 (concurrency.lua); optional otherwise.
 -- Reply    a flat array of 5 integers per limit, in KEYS order:
 --          allowed (1/0), reason (0 not denied, 1 exhausted, 2 cost too high),
 --          remaining (whole requests), reset_after (µs), retry_after (µs).
@@ -19,17 +23,24 @@
 --          admitted, before it otherwise.
 -- Writes   only when every limit admits and cost > 0; every key written gets
 --          its TTL (PX / PEXPIRE) here. Denials and peeks write nothing, the
---          sliding log's pruning of expired entries aside.
+--          pruning of the sliding log's expired entries and of expired
+--          leases aside.
 
-local ALGORITHMS = {[0] = gcra, [1] = token_bucket, [2] = fixed_window, [3] = sliding_window, [4] = sliding_log}
+local ALGORITHMS = {[0] = gcra, [1] = token_bucket, [2] = fixed_window, [3] = sliding_window, [4] = sliding_log,
+  [5] = concurrency}
 
 local n = #KEYS
-if #ARGV ~= 2 + 4 * n then
-  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want 2 + 4 per key')
+if #ARGV ~= 2 + 4 * n and #ARGV ~= 3 + 4 * n then
+  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want 2 + 4 per key (+ 1 lease)')
 end
+local lease = ARGV[3 + 4 * n]
 for i = 1, n do
-  if ALGORITHMS[tonumber(ARGV[4 * i - 1])] == nil then
+  local alg = tonumber(ARGV[4 * i - 1])
+  if ALGORITHMS[alg] == nil then
     return redis.error_reply('ERR ratelimit: unknown algorithm ' .. ARGV[4 * i - 1])
+  end
+  if alg == 5 and ARGV[2] ~= '0' and (lease == nil or lease == '') then
+    return redis.error_reply('ERR ratelimit: concurrency limit ' .. i .. ' needs a lease id for cost ' .. ARGV[2])
   end
 end
 local now, cost = clock(ARGV[1]), tonumber(ARGV[2])
@@ -39,7 +50,7 @@ local now, cost = clock(ARGV[1]), tonumber(ARGV[2])
 local function evaluate(i)
   local a = 4 * i - 1
   return ALGORITHMS[tonumber(ARGV[a])](KEYS[i], now, cost,
-    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
+    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), lease)
 end
 
 if n == 1 then
