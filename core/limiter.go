@@ -28,6 +28,12 @@ var (
 // in one atomic [Store] call, under a timeout, behind an optional circuit
 // breaker and deny cache.
 //
+// Most callers use [Limiter.Allow] (or [Limiter.Take] for a tier and a
+// cost) once per request. A tier with a [Concurrency] limit also needs the
+// end of the request: give [Result.Lease] back with [Limiter.Release]
+// (and extend it with [Limiter.Renew] for a request longer than the lease
+// TTL).
+//
 // A Limiter is safe for concurrent use and needs no Close: it starts no
 // goroutine. Make one with [NewLimiter].
 type Limiter struct {

@@ -60,6 +60,16 @@
 // bytes, unicode, 10 KB, composite identities) are independent clients;
 // and Take appends to its dst argument.
 //
+// For a store that implements [core.Leaser], tables of [core.Concurrency]
+// limits: acquire up to N, N+1 denied, release, release twice, release of
+// a lease never taken, an abandoned lease expiring at exactly its TTL,
+// renew (and no renewal of an expired lease), any cost taking one lease,
+// and a concurrency limit beside a rate limit, all or nothing both ways;
+// [core.Store.Take] refusing a concurrency limit with a cost above zero. A store
+// that is no Leaser skips them, saying so. [RunConcurrency] then runs
+// requests through a [core.Limiter] per store and checks that no client is
+// ever seen with more than N in flight.
+//
 // # What RunDifferential checks
 //
 // [RunDifferential] sends random takes to two stores side by side and
