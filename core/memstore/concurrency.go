@@ -27,10 +27,10 @@ func (ls leaseSet) prune(now int64) (n, oldest, newest int64) {
 			delete(ls, id)
 			continue
 		}
-		if n == 0 || exp < oldest {
-			oldest = exp
+		if n == 0 {
+			oldest, newest = exp, exp
 		}
-		newest = max(newest, exp)
+		oldest, newest = min(oldest, exp), max(newest, exp)
 		n++
 	}
 	return n, oldest, newest
@@ -108,9 +108,12 @@ func (s *Store) Renew(ctx context.Context, key string, l core.Limit, lease strin
 	if exp, ok := e.leases[lease]; !ok || exp <= now {
 		return false, nil
 	}
-	exp := now + periodMicros(l.Period)
-	e.leases[lease] = exp
-	e.expireAt = max(e.expireAt, now+ttlMicros(exp-now))
+	newest := now + periodMicros(l.Period)
+	e.leases[lease] = newest
+	for _, exp := range e.leases {
+		newest = max(newest, exp)
+	}
+	e.expireAt = now + ttlMicros(newest-now) // as lease.lua's PEXPIRE
 	return true, nil
 }
 

@@ -78,7 +78,11 @@
 // to three limits per take, costs from 0 to far above the capacity, and
 // instants from 1970 to 2060 with clock steps back. It also rejects any
 // decision no store may give (a negative or overlong wait, a Remaining
-// beyond the capacity).
+// beyond the capacity). When both stores are [core.Leaser]s, 150 more
+// cases compare [core.Concurrency] limits (alone or beside a rate limit)
+// on random acquires, peeks, releases (once, twice, of ids never taken)
+// and renewals, with the clock moving by parts of the lease TTL, to the
+// last RetryAfter, and back.
 //
 // # Where the tables go beyond the text of docs/algorithms.md
 //

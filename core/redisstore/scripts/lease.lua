@@ -4,10 +4,11 @@
 --
 -- KEYS[1]  the concurrency limit's key, <prefix>:{<identity>}:<name>:c,
 --          a sorted set of lease ids scored by expiry (concurrency.lua).
--- ARGV[1]  the lease id.
--- ARGV[2]  the lease TTL in µs: 0 releases the lease, > 0 renews it.
--- ARGV[3]  now: µs since 2024-01-01T00:00:00Z (test clocks only), or the
---          empty string to use the server's TIME (production); renew only.
+-- ARGV[1]  now: µs since 2024-01-01T00:00:00Z (test clocks only), or the
+--          empty string to use the server's TIME (production); read by
+--          renew only.
+-- ARGV[2]  the lease id.
+-- ARGV[3]  the lease TTL in µs: 0 releases the lease, > 0 renews it.
 -- Reply    an array of one integer: 1 when the lease was held (and is now
 --          released or renewed), 0 when it was not (released already,
 --          expired, never taken). Releasing twice is harmless; an expired
@@ -17,14 +18,14 @@
 --          renew: the lease's new expiry, and the key's PEXPIRE, which
 --          covers the newest lease.
 
-local key, lease, ttl = KEYS[1], ARGV[1], tonumber(ARGV[2])
+local key, lease, ttl = KEYS[1], ARGV[2], tonumber(ARGV[3])
 if ttl == 0 then
   return {redis.call('ZREM', key, lease)}
 end
 
 local now
-if ARGV[3] ~= '' then
-  now = tonumber(ARGV[3])
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
 else
   if redis.replicate_commands then
     redis.replicate_commands() -- Redis < 5: allow writes after TIME
