@@ -166,3 +166,26 @@ func waitAdmitted(t *testing.T, l *core.Limiter, id string, deadline time.Time) 
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestReleaseAfterTheClientWentAway: the request's context is cancelled
+// (the client hung up) before the middleware releases; the release still
+// reaches Redis, on standalone and Cluster, and frees the place at once.
+func TestReleaseAfterTheClientWentAway(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			client := b.client(t)
+			l := leaseLimiter(t, mustNew(t, client), leasePrefix(t, client), []core.Limit{core.Concurrent(1)})
+			ctx, cancel := context.WithCancel(context.Background())
+			res, err := l.Allow(ctx, "alice")
+			require.NoError(t, err)
+			require.NotNil(t, res.Lease)
+			cancel()
+			require.NoError(t, l.Release(ctx, res))
+			next, err := l.Allow(context.Background(), "alice")
+			require.NoError(t, err)
+			assert.True(t, next.Allowed, "the place is free again")
+			require.NoError(t, l.Release(context.Background(), next))
+			require.NoError(t, l.Release(context.Background(), next), "a second release is a no-op")
+		})
+	}
+}
