@@ -167,6 +167,19 @@ func (l *Limiter) Renew(ctx context.Context, res Result) error {
 	return errors.Join(errs...)
 }
 
+// forget releases the lease of a take that failed, in case it was taken
+// all the same (a reply lost to a timeout or to a caller that gave up),
+// so that it does not hold a place until its TTL. Errors are ignored: the
+// store is already failing, and the lease expires anyway.
+func (l *Limiter) forget(ctx context.Context, p *plan, t takeCall) {
+	ls := l.newLease(p, t, false)
+	ctx, cancel := l.leaseContext(context.WithoutCancel(ctx), ls)
+	defer cancel()
+	for _, key := range ls.keys {
+		_ = ls.store.Release(ctx, key, ls.id)
+	}
+}
+
 // leaseContext returns ctx under the limiter's timeout, unless the lease's
 // store never blocks.
 func (l *Limiter) leaseContext(ctx context.Context, ls *Lease) (context.Context, context.CancelFunc) {

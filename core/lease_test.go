@@ -308,10 +308,11 @@ func TestLimiterReleaseSkipsAStoreBehindAnOpenBreaker(t *testing.T) {
 	require.True(t, degraded.Degraded)
 	assert.Nil(t, degraded.Lease)
 	require.Equal(t, core.BreakerOpen, l.BreakerState())
+	before := store.releases.Load() // the failed take's own lease was released, in case
 
 	err = l.Release(ctx, res)
 	assert.ErrorIs(t, err, core.ErrBreakerOpen, "the lease is left to its TTL")
-	assert.Zero(t, store.releases.Load(), "no call to a store behind an open breaker")
+	assert.Equal(t, before, store.releases.Load(), "no call to a store behind an open breaker")
 }
 
 // plainStore is a store that cannot hold leases.
@@ -401,4 +402,38 @@ func TestSlogObserverLogsAFailedRelease(t *testing.T) {
 	obs.Released(context.Background(), core.Result{Tier: "free"}, errDown)
 	assert.Contains(t, buf.String(), "lease not released")
 	assert.Contains(t, buf.String(), "tier=free")
+}
+
+func TestLimiterReleasesTheLeaseOfATakeWhoseReplyWasLost(t *testing.T) {
+	clock := newLeaseClock()
+	store := &lostReplyLeaser{countingLeaser: countingLeaser{Leaser: leaseStore(t, clock)}}
+	l, err := core.NewLimiter(store, core.WithClock(clock.Now), core.WithLimits(core.Concurrent(1)), core.WithoutBreaker())
+	require.NoError(t, err)
+	ctx := context.Background()
+	store.lose.Store(true)
+	res, err := l.Allow(ctx, "alice")
+	require.NoError(t, err)
+	require.True(t, res.Degraded, "the store's reply was lost: fail open")
+	assert.Nil(t, res.Lease)
+	assert.Equal(t, int64(1), store.releases.Load(), "the lease the store took anyway is released")
+
+	store.lose.Store(false)
+	next, err := l.Allow(ctx, "alice")
+	require.NoError(t, err)
+	assert.True(t, next.Allowed, "the place did not stay taken until the TTL")
+}
+
+// lostReplyLeaser takes leases but, when lose is set, answers as if the
+// reply had been lost to a timeout.
+type lostReplyLeaser struct {
+	countingLeaser
+	lose atomic.Bool
+}
+
+func (s *lostReplyLeaser) TakeLease(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64, lease string) ([]core.Decision, error) {
+	ds, err := s.countingLeaser.TakeLease(ctx, dst, keys, limits, cost, lease)
+	if s.lose.Load() {
+		return dst, fmt.Errorf("%w: i/o timeout", core.ErrStoreUnavailable)
+	}
+	return ds, err
 }

@@ -180,7 +180,9 @@ func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (Result,
 // When the tier has [Concurrency] limits and the request is admitted with
 // a cost above zero, the Result holds a [Lease] that the caller must give
 // back with [Limiter.Release] when the request ends (else it expires
-// after the lease TTL).
+// after the lease TTL). When the store call fails (a timeout, a caller
+// that gave up), the lease may have been taken all the same: Take then
+// releases it at once, under the limiter's timeout.
 //
 // A store that is unavailable (timeout, refused connection, open breaker)
 // is not an error here: the Result is then degraded (Result.Degraded,
@@ -275,6 +277,9 @@ type takeCall struct {
 // decide takes t with the store and turns its answer into a Result.
 func (l *Limiter) decide(ctx context.Context, t takeCall, p *plan) (Result, error) {
 	ds, err := l.call(ctx, l.store, t, p.limits)
+	if err != nil && t.lease != "" && !errors.Is(err, ErrBreakerOpen) {
+		l.forget(ctx, p, t)
+	}
 	switch {
 	case err == nil:
 		res := Result{Decisions: ds, Allowed: allAllowed(ds)}
