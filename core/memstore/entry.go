@@ -10,7 +10,8 @@ type entry struct {
 	// once now > expireAt.
 	expireAt int64
 	state
-	log *timeLog // SlidingLog only
+	log    *timeLog // SlidingLog only
+	leases leaseSet // Concurrency only
 }
 
 // state is the fixed-size state of GCRA, TokenBucket, FixedWindow,

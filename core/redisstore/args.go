@@ -17,7 +17,7 @@ const argsPerLimit = 4
 
 // checkTake rejects what would make the script fail or lie: cheap checks
 // only, the full validation is [core.Limit.Validate]'s.
-func checkTake(keys []string, limits []core.Limit, cost int64) error {
+func checkTake(keys []string, limits []core.Limit, cost int64, lease string) error {
 	switch {
 	case len(limits) == 0:
 		return errors.New("no limits")
@@ -31,15 +31,19 @@ func checkTake(keys []string, limits []core.Limit, cost int64) error {
 			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit.Period() == 0) {
 			return fmt.Errorf("limit %d is invalid (validate limits with Limit.Validate)", i)
 		}
+		if l.Algorithm == core.Concurrency && cost > 0 && lease == "" {
+			return fmt.Errorf("limit %d (%s) is a Concurrency limit: a take of cost %d needs a lease (TakeLease)", i, l.EffectiveName(), cost)
+		}
 	}
 	return nil
 }
 
 // args returns the script's ARGV: now or "", cost, then algorithm, rate,
 // period (µs) and capacity of every limit, then the boundaries of the
-// calendar windows, if any (docs/redis-protocol.md).
-func (s *Store) args(limits []core.Limit, cost int64) []any {
-	args := make([]any, 0, 2+argsPerLimit*len(limits))
+// calendar windows, if any, then the lease id unless it is ""
+// (docs/redis-protocol.md).
+func (s *Store) args(limits []core.Limit, cost int64, lease string) []any {
+	args := make([]any, 0, 3+argsPerLimit*len(limits))
 	if s.now != nil {
 		args = append(args, s.now().UnixMicro()-epochUnixMicros)
 	} else {
@@ -58,6 +62,9 @@ func (s *Store) args(limits []core.Limit, cost int64) []any {
 	}
 	if calendars > 0 {
 		args = s.appendBoundaries(args, limits)
+	}
+	if lease != "" {
+		args = append(args, lease)
 	}
 	return args
 }

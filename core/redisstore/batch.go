@@ -121,13 +121,18 @@ func retries(c config, client redis.Scripter) bool {
 // run sends one take: through the batcher if the store has one, else as
 // one Script.Run (EVALSHA, EVAL on NOSCRIPT).
 func (s *Store) run(ctx context.Context, keys []string, args []any) ([]any, error) {
+	return s.runScript(ctx, s.script, keys, args)
+}
+
+// runScript is run for any script of the store whose reply is an array.
+func (s *Store) runScript(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
 	switch {
 	case s.batch == nil:
-		return s.script.Run(ctx, s.client, keys, args...).Slice()
+		return script.Run(ctx, s.client, keys, args...).Slice()
 	case s.batch.node != nil:
-		return s.batch.node.do(ctx, s.script, keys, args)
+		return s.batch.node.do(ctx, script, keys, args)
 	}
-	return s.batch.masters.do(ctx, s.script, keys, args)
+	return s.batch.masters.do(ctx, script, keys, args)
 }
 
 // A nodeBatcher coalesces the takes of one node into pipelines, with no

@@ -16,6 +16,11 @@
 // windows moves no boundary and a larger one is [ErrCalendarSkew]. Every
 // key the script writes expires when its state is back to the default.
 //
+// A Store is a [core.Leaser]: a [core.Concurrency] limit is a sorted set of
+// lease ids scored by their expiry, taken in the same script as the rate
+// limits; [Store.Release] and [Store.Renew] are one call of a second
+// script (scripts/lease.lua) on the key's slot.
+//
 // # Failures
 //
 // A rate limiter must not become the outage. Build the go-redis client with

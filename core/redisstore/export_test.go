@@ -27,5 +27,10 @@ func NewWithTestClockExpiry(client redis.Scripter, now func() time.Time, opts ..
 		return nil, err
 	}
 	s.script = redis.NewScript(testClockExpiry + "\n" + src)
+	lease, err := scriptFS.ReadFile("scripts/" + leaseFile)
+	if err != nil {
+		return nil, err
+	}
+	s.lease = redis.NewScript(testClockExpiry + "\n" + string(lease))
 	return s, nil
 }

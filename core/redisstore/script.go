@@ -25,8 +25,13 @@ var scriptFiles = [...]string{
 	"sliding_window.lua",
 	"sliding_log.lua",
 	"calendar_window.lua",
+	"concurrency.lua",
 	"take.lua",
 }
+
+// leaseFile is the script that releases and renews a lease (lease.lua): a
+// script of its own, not part of the take script.
+const leaseFile = "lease.lua"
 
 // newScript builds the take script from the embedded files.
 func newScript() (*redis.Script, error) {
@@ -35,6 +40,15 @@ func newScript() (*redis.Script, error) {
 		return nil, err
 	}
 	return redis.NewScript(src), nil
+}
+
+// newLeaseScript builds the lease script from the embedded file.
+func newLeaseScript() (*redis.Script, error) {
+	b, err := scriptFS.ReadFile("scripts/" + leaseFile)
+	if err != nil {
+		return nil, err
+	}
+	return redis.NewScript(string(b)), nil
 }
 
 // scriptSource returns the text of the take script: the files of

@@ -20,6 +20,7 @@ import (
 type Store struct {
 	client    redis.Scripter
 	script    *redis.Script
+	lease     *redis.Script    // lease.lua: release and renew
 	now       func() time.Time // test clock; nil means the server's TIME
 	appNow    func() time.Time // the app's clock, for calendar boundaries
 	calendars calendarCache    // the boundaries of each calendar, per window
@@ -50,6 +51,10 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: redisstore: load scripts: %w", err)
 	}
+	lease, err := newLeaseScript()
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: redisstore: load scripts: %w", err)
+	}
 	c := config{logger: slog.Default()}
 	for _, opt := range opts {
 		opt(&c)
@@ -57,7 +62,7 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	for _, problem := range CheckClient(client, core.DefaultTimeout) {
 		c.logger.Warn("ratelimit: redisstore: risky redis client setting", "problem", problem)
 	}
-	s := &Store{client: client, script: script, now: c.now, appNow: appClock(c)}
+	s := &Store{client: client, script: script, lease: lease, now: c.now, appNow: appClock(c)}
 	if r, ok := client.(stateReloader); ok {
 		s.reload = newReloader(r, reloadEvery, time.Now)
 	}
@@ -84,11 +89,18 @@ func (s *Store) Clock() func() time.Time { return s.now }
 // bugs. On a cluster client, unavailable errors also refresh the slot map,
 // at most every 100 ms, so takes leave a dead master as soon as a replica
 // replaced it.
+//
+// A [core.Concurrency] limit needs [Store.TakeLease] for a cost above zero.
 func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
-	if err := checkTake(keys, limits, cost); err != nil {
+	return s.take(ctx, dst, keys, limits, cost, "")
+}
+
+// take is Take and TakeLease: lease is "" for Take.
+func (s *Store) take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64, lease string) ([]core.Decision, error) {
+	if err := checkTake(keys, limits, cost, lease); err != nil {
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
-	reply, err := s.run(ctx, keys, s.args(limits, cost))
+	reply, err := s.run(ctx, keys, s.args(limits, cost, lease))
 	if err != nil {
 		err = classify(err)
 		if s.reload != nil && errors.Is(err, core.ErrStoreUnavailable) {

@@ -3,15 +3,16 @@
 -- Part of the one script that the Go code builds by concatenating, in this
 -- order: common.lua, gcra.lua, fast_path.lua, token_bucket.lua,
 -- fixed_window.lua, sliding_window.lua, sliding_log.lua,
--- calendar_window.lua, take.lua. The KEYS, ARGV and reply of
+-- calendar_window.lua, concurrency.lua, take.lua. The KEYS, ARGV and reply of
 -- that script are in take.lua (and docs/redis-protocol.md).
 --   KEYS:  none read here.
 --   ARGV:  none read here (clock reads the value of ARGV[1] it is given).
 --   Reply: none; defines the locals below.
 --
 -- Every algorithm function has the signature
---   algorithm(key, now, cost, rate, period, capacity)
--- with now and period in µs (integers), and returns plain values, no table:
+--   algorithm(key, now, cost, rate, period, capacity, lease)
+-- with now and period in µs (integers), lease the take's lease id (nil when
+-- none; read by concurrency only), and returns plain values, no table:
 --   reason                      0 admitted, 1 exhausted, 2 cost too high
 --   remaining, reset            whole requests left / µs until full, before the charge
 --   retry                       µs until a request of this cost would pass; 0 when admitted

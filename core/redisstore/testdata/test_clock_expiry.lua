@@ -13,7 +13,8 @@
 -- both keys a real TTL of 10 minutes instead. Before the script runs, each
 -- of its KEYS whose recorded instant is before now is deleted, as a memstore
 -- removes an expired entry when a take looks it up.
---   KEYS, ARGV, reply: those of take.lua; ARGV[1] must be a test clock.
+--   KEYS, ARGV, reply: those of take.lua (or lease.lua, whose ARGV[1] is
+--          now too); ARGV[1] must be a test clock.
 
 local test_redis = redis
 local test_now = tonumber(ARGV[1])
