@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -168,9 +169,10 @@ func newNodeBatcher(client *redis.Client, lone redis.Scripter, alone bool) *node
 // its reply goes back to the batcher's pool, wake and all, unless someone
 // may still hold it (a queue, a pipeline being sent).
 type check struct {
-	ctx  context.Context
-	cmd  *redis.Cmd    // built by the caller; replaced by a resend
-	wake chan struct{} // one token: the check became leader, or done
+	ctx    context.Context
+	script *redis.Script // whose EVALSHA cmd is: the take's, or lease.lua
+	cmd    *redis.Cmd    // built by the caller; replaced by a resend
+	wake   chan struct{} // one token: the check became leader, or done
 
 	state checkState
 	err   error // when done without being sent
@@ -192,7 +194,7 @@ func (b *nodeBatcher) newCheck(ctx context.Context, script *redis.Script, keys [
 	if c == nil {
 		c = &check{wake: make(chan struct{}, 1)}
 	}
-	c.ctx, c.cmd, c.state, c.err = ctx, evalSha(ctx, script.Hash(), keys, args), state, nil
+	c.ctx, c.script, c.cmd, c.state, c.err = ctx, script, evalSha(ctx, script.Hash(), keys, args), state, nil
 	return c
 }
 
@@ -200,7 +202,7 @@ func (b *nodeBatcher) newCheck(ctx context.Context, script *redis.Script, keys [
 // command and error.
 func (b *nodeBatcher) free(c *check) (*redis.Cmd, error) {
 	cmd, err := c.cmd, c.err
-	c.ctx, c.cmd, c.err = nil, nil, nil
+	c.ctx, c.script, c.cmd, c.err = nil, nil, nil, nil
 	b.checks.Put(c)
 	return cmd, err
 }
@@ -230,7 +232,7 @@ func (b *nodeBatcher) solo(ctx context.Context, script *redis.Script, keys []str
 		return script.Run(ctx, b.lone, keys, args...).Slice()
 	}
 	c := b.newCheck(ctx, script, keys, args, sent)
-	b.send(script, c, []*check{c})
+	b.send(c, []*check{c})
 	b.release()
 	cmd, _ := b.free(c)
 	return b.reply(ctx, script, cmd)
@@ -257,7 +259,7 @@ func (b *nodeBatcher) wait(c *check, script *redis.Script) ([]any, error) {
 		case c.state == leading && ctx.Err() == nil:
 			batch := b.collectLocked(c)
 			b.mu.Unlock()
-			b.lead(script, c, batch)
+			b.lead(c, batch)
 			cmd, _ := b.free(c)
 			return b.reply(ctx, script, cmd)
 		case ctx.Err() == nil:
@@ -308,7 +310,7 @@ func redirection(err error) bool {
 
 // lead sends batch, whose leader is leader, wakes its takes and promotes
 // the next leader.
-func (b *nodeBatcher) lead(script *redis.Script, leader *check, batch []*check) {
+func (b *nodeBatcher) lead(leader *check, batch []*check) {
 	defer func() {
 		b.mu.Lock()
 		for _, c := range batch {
@@ -317,7 +319,7 @@ func (b *nodeBatcher) lead(script *redis.Script, leader *check, batch []*check) 
 		b.promoteLocked()
 		b.mu.Unlock()
 	}()
-	b.send(script, leader, batch)
+	b.send(leader, batch)
 }
 
 // release ends a call: it hands the call's slot to the next leader, or
@@ -430,7 +432,9 @@ func (c *check) signal() {
 // the server answered NOSCRIPT did not run: they are sent again with the
 // script (see resend). Nothing else is sent twice, but for takes a cluster
 // node answered MOVED or ASK, which their callers send again (see reply).
-func (b *nodeBatcher) send(script *redis.Script, leader *check, batch []*check) {
+// A batch may mix the take script and lease.lua: each check is resent with
+// its own.
+func (b *nodeBatcher) send(leader *check, batch []*check) {
 	ctx, cancel := batchContext(leader)
 	defer cancel()
 	pipe := b.client.Pipeline()
@@ -445,24 +449,32 @@ func (b *nodeBatcher) send(script *redis.Script, leader *check, batch []*check) 
 		if len(again) == 0 {
 			break
 		}
-		b.resend(ctx, script, cmds, again, round == 1)
+		b.resend(ctx, batch, cmds, again, round == 1)
 	}
 	for i, c := range batch {
 		c.cmd = cmds[i]
 	}
 }
 
-// resend sends cmds[i] for every i of again, which the server answered
-// NOSCRIPT, again: the first as EVAL, which caches the script, and the
-// others as EVALSHA behind it on the same connection; every one as EVAL if
-// all is set (the cache was flushed again in between).
-func (b *nodeBatcher) resend(ctx context.Context, script *redis.Script, cmds []*redis.Cmd, again []int, all bool) {
+// resend sends cmds[i], the command of batch[i], for every i of again,
+// which the server answered NOSCRIPT, again, with batch[i]'s script: the
+// first of each script as EVAL, which caches it, and the others as EVALSHA
+// behind it on the same connection; every one as EVAL if all is set (the
+// cache was flushed again in between).
+func (b *nodeBatcher) resend(ctx context.Context, batch []*check, cmds []*redis.Cmd, again []int, all bool) {
 	pipe := b.client.Pipeline()
 	resent := make([]*redis.Cmd, len(again))
+	var loaded [2]*redis.Script // the store has two scripts
+	n := 0
 	for j, i := range again {
 		keys, args := evalShaParts(cmds[i])
-		if j == 0 || all {
+		script := batch[i].script
+		if all || !slices.Contains(loaded[:n], script) {
 			resent[j] = script.Eval(ctx, pipe, keys, args...)
+			if n < len(loaded) {
+				loaded[n] = script
+				n++
+			}
 		} else {
 			resent[j] = script.EvalSha(ctx, pipe, keys, args...)
 		}
