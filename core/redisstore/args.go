@@ -40,8 +40,8 @@ func checkTake(keys []string, limits []core.Limit, cost int64, lease string) err
 
 // args returns the script's ARGV: now or "", cost, then algorithm, rate,
 // period (µs) and capacity of every limit, then the boundaries of the
-// calendar windows, if any, then the lease id unless it is ""
-// (docs/redis-protocol.md).
+// calendar windows, if any, then the lease id unless it is "" or no limit
+// is a Concurrency limit (docs/redis-protocol.md).
 func (s *Store) args(limits []core.Limit, cost int64, lease string) []any {
 	args := make([]any, 0, 3+argsPerLimit*len(limits))
 	if s.now != nil {
@@ -63,8 +63,19 @@ func (s *Store) args(limits []core.Limit, cost int64, lease string) []any {
 	if calendars > 0 {
 		args = s.appendBoundaries(args, limits)
 	}
-	if lease != "" {
+	if lease != "" && leased(limits) {
 		args = append(args, lease)
 	}
 	return args
+}
+
+// leased reports whether a Concurrency limit is among limits: only then
+// does the script take a lease id.
+func leased(limits []core.Limit) bool {
+	for _, l := range limits {
+		if l.Algorithm == core.Concurrency {
+			return true
+		}
+	}
+	return false
 }

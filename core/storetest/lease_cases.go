@@ -153,6 +153,28 @@ func leaseTests() []leaseSequence {
 				acquire(60*secOf, "f", 1, ok(1, minute), denied(0, 10*sec, sec)),
 			},
 		},
+		{
+			// Start is a Wednesday, midnight UTC: the day ends in 24h, the
+			// ISO week on Monday, in 5 days. On Redis the call carries
+			// the boundaries of both calendar windows and then the lease
+			// id, its last argument.
+			name: "with calendar windows, all or nothing both ways",
+			limits: []core.Limit{core.PerCalendarDay(2, time.UTC), core.PerCalendarWeek(3, time.UTC),
+				one},
+			steps: []leaseStep{
+				acquire(0, "a", 1, ok(1, 24*hour), ok(2, 5*24*hour), ok(0, 10*sec)),
+				// Only the concurrency limit denies: no quota is taken.
+				acquire(1*secOf, "b", 1, ok(1, 24*hour-sec), ok(2, 5*24*hour-sec), denied(0, 9*sec, sec)),
+				release(1*secOf, "a"),
+				acquire(1*secOf, "c", 1, ok(0, 24*hour-sec), ok(1, 5*24*hour-sec), ok(0, 10*sec)),
+				release(1*secOf, "c"),
+				// Only the day denies: no lease is taken, the week keeps 1.
+				acquire(2*secOf, "d", 1, denied(0, 24*hour-2*sec, 24*hour-2*sec), ok(1, 5*24*hour-2*sec), ok(1, 0)),
+				peek(2*secOf, ok(0, 24*hour-2*sec), ok(1, 5*24*hour-2*sec), ok(1, 0)),
+				// The next day: the day's quota is back, the week's is not.
+				acquire(24*3600*secOf, "e", 1, ok(1, 24*hour), ok(0, 4*24*hour), ok(0, 10*sec)),
+			},
+		},
 	}
 }
 

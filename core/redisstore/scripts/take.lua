@@ -21,8 +21,9 @@
 -- ARGV[last] the lease id, after the values of every limit and the
 --          boundaries of every calendar window: held by every concurrency
 --          limit of an admitted take of cost > 0 (concurrency.lua); needed
---          then, optional otherwise. So #ARGV is 2 + 4n + 6c (c calendar
---          windows among the n limits), plus 1 with a lease id.
+--          then, optional for a peek, refused without a concurrency limit.
+--          So #ARGV is 2 + 4n + 6c (c calendar windows among the n
+--          limits), plus 1 with a lease id.
 -- Reply    a flat array of 5 integers per limit, in KEYS order:
 --          allowed (1/0), reason (0 not denied, 1 exhausted, 2 cost too high),
 --          remaining (whole requests), reset_after (µs), retry_after (µs).
@@ -54,13 +55,21 @@ for i = 1, n do
       return redis.error_reply('ERR ratelimit: limit ' .. i .. ': boundaries at ARGV ' .. ARGV[4 * i + 2] ..
         ', want ' .. (want + 1))
     end
+    for b = want + 1, math.min(want + CALENDAR_BOUNDARIES, #ARGV) do -- missing ones: the count check
+      if tonumber(ARGV[b]) == nil then
+        return redis.error_reply('ERR ratelimit: limit ' .. i .. ': boundary ARGV ' .. b .. ' is not a number')
+      end
+    end
     want = want + CALENDAR_BOUNDARIES
   end
   leased = leased or alg == CONCURRENCY
 end
-if #ARGV ~= want and #ARGV ~= want + 1 then
-  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want ' .. want ..
-    ' (+ 1 lease id)')
+if #ARGV ~= want and not (leased and #ARGV == want + 1) then
+  local also = ''
+  if leased then
+    also = ' (+ 1 lease id)'
+  end
+  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want ' .. want .. also)
 end
 local lease = ARGV[want + 1]
 if leased and ARGV[2] ~= '0' and (lease == nil or lease == '') then
