@@ -84,10 +84,17 @@ func TestLeasesSurviveAClusterFailover(t *testing.T) {
 	victim := hc.Shards(t, hc.Addrs()[0], "{"+id+"}")[0]
 
 	start := time.Now()
-	for range 2 {
+	// Take both places. On a loaded machine a take may time out
+	// (FailClosed denies it, degraded); the limiter then releases its
+	// lease id, so it is taken again.
+	for held := 0; held < 2; {
 		res, err := l.Allow(ctx, id)
 		require.NoError(t, err)
-		require.True(t, res.Allowed)
+		require.True(t, res.Allowed || res.Degraded, "place %d: denied by the store before the failover", held+1)
+		if res.Allowed {
+			held++
+		}
+		require.Less(t, time.Since(start), ttl/2, "the places were not taken within half the lease TTL")
 	}
 	// Make sure the replica has the leases before the master dies:
 	// replication is asynchronous, and this test is about the leases that
