@@ -81,11 +81,11 @@ func (s *Store) Release(ctx context.Context, key, lease string) error {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.lookup(key, now)
-	if e == nil || e.alg != core.Concurrency {
+	if e == nil || e.alg != core.Concurrency || e.ext == nil {
 		return nil
 	}
-	delete(e.leases, lease)
-	if len(e.leases) == 0 {
+	delete(e.ext.leases, lease)
+	if len(e.ext.leases) == 0 {
 		delete(sh.entries, key)
 	}
 	return nil
@@ -102,15 +102,16 @@ func (s *Store) Renew(ctx context.Context, key string, l core.Limit, lease strin
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.lookup(key, now)
-	if e == nil || e.alg != core.Concurrency {
+	if e == nil || e.alg != core.Concurrency || e.ext == nil {
 		return false, nil
 	}
-	if exp, ok := e.leases[lease]; !ok || exp <= now {
+	leases := e.ext.leases
+	if exp, ok := leases[lease]; !ok || exp <= now {
 		return false, nil
 	}
 	newest := now + periodMicros(l.Period)
-	e.leases[lease] = newest
-	for _, exp := range e.leases {
+	leases[lease] = newest
+	for _, exp := range leases {
 		newest = max(newest, exp)
 	}
 	e.expireAt = now + ttlMicros(newest-now) // as lease.lua's PEXPIRE
@@ -120,10 +121,10 @@ func (s *Store) Renew(ctx context.Context, key string, l core.Limit, lease strin
 // commitLease adds lease to the entry e of a Concurrency key, expiring
 // ttl µs after now.
 func commitLease(e *entry, lease string, now, ttl int64) {
-	if e.alg != core.Concurrency || e.leases == nil {
-		e.leases = make(leaseSet, 1)
+	if e.alg != core.Concurrency || e.ext == nil || e.ext.leases == nil {
+		e.ext = &extState{leases: make(leaseSet, 1)}
 	}
-	e.leases[strings.Clone(lease)] = now + ttl
+	e.ext.leases[strings.Clone(lease)] = now + ttl
 }
 
 // lookup returns the live entry of key, or nil, for Release and Renew: an

@@ -154,15 +154,15 @@ func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bo
 	switch l.Algorithm {
 	case core.SlidingLog:
 		var lg *timeLog
-		if found {
-			lg = sl.e.log
+		if found && sl.e.ext != nil {
+			lg = &sl.e.ext.log
 		}
 		evalLog(&sl.out, lg, l, now, cost)
 		return sl.out.allowed
 	case core.Concurrency:
 		var ls leaseSet
-		if found {
-			ls = sl.e.leases
+		if found && sl.e.ext != nil {
+			ls = sl.e.ext.leases
 		}
 		evalLeases(&sl.out, ls, l, now, cost)
 		return sl.out.allowed
@@ -184,26 +184,22 @@ func (s *Store) commit(slots []slot, i int, key string, l core.Limit, now, cost 
 		sl.e = s.shards[sl.shard].insert(key, now, slots)
 	}
 	e := sl.e
-	if sl.stale {
+	if sl.stale && e.ext != nil {
 		// Every unit left the window, and every lease expired, when the
 		// entry expired.
-		if e.log != nil {
-			e.log.reset()
-		}
-		clear(e.leases)
+		e.ext.log.reset()
+		clear(e.ext.leases)
 	}
 	switch alg {
 	case core.SlidingLog:
-		if e.alg != alg || e.log == nil {
-			e.log = &timeLog{}
+		if e.alg != alg || e.ext == nil {
+			e.ext = &extState{}
 		}
-		e.log.add(e.log.clock(now), cost)
-		e.leases = nil
+		e.ext.log.add(e.ext.log.clock(now), cost)
 	case core.Concurrency:
 		commitLease(e, lease, now, periodMicros(l.Period))
-		e.log = nil
 	default:
-		e.state, e.log, e.leases = sl.next, nil, nil
+		e.state, e.ext = sl.next, nil
 	}
 	e.alg, e.expireAt = alg, now+sl.out.ttl
 }
