@@ -61,7 +61,7 @@ func families() []*family {
 			combos:     []combo{{1, 10_000}, {16, 10_000}, {64, 10_000}, {256, 10_000}}},
 		{id: "gcra", title: "GCRA on Redis", redis: true, quota: redisQuota, baseline: "redis_rate",
 			about:      "Our GCRA store (plain client and AutoPipeliner) against redis_rate and throttled's Redis store, both GCRA.",
-			contenders: []contender{oursRedis(core.GCRA), oursAutoPipeline(), redisRate(), throttledRedis(), ceiling()},
+			contenders: []contender{oursRedis(core.GCRA), oursBatched(), oursAutoPipeline(), redisRate(), throttledRedis(), ceiling()},
 			combos:     redisCombos},
 		{id: "fixed", title: "Fixed window on Redis", redis: true, quota: redisQuota, baseline: "ulule (redis)",
 			about:      "Our fixed window against ulule/limiter's Redis store and sethvargo/go-redisstore (tokens per interval, refilled at interval ticks).",

@@ -47,12 +47,29 @@ func oursAutoPipeline() contender {
 		}}
 }
 
+// oursBatched is oursRedis(GCRA) as redisstore.New builds it by default:
+// concurrent takes of the node share pipelines (redisstore.WithBatching).
+func oursBatched() contender {
+	return contender{name: "ratelimit gcra, batched (default)", ours: true, redis: true, bound: boundBucket, keysLike: "ratelimit gcra",
+		open: func(e env) (*instance, error) {
+			client := e.oursClient()
+			store, err := redisstore.New(client, redisstore.WithLogger(quietLogger))
+			if err != nil {
+				_ = client.Close()
+				return nil, err
+			}
+			return storeInstance(e, store, core.GCRA, func() { _ = client.Close() })
+		}}
+}
+
 // quietLogger drops redisstore.New's client warnings: the bench builds its
 // clients on purpose, and the warnings would bury the progress output.
 var quietLogger = slog.New(slog.DiscardHandler)
 
+// openOursStore opens our store on s sending one take per round trip
+// (WithoutBatching), as the family cells compare: the work of one check.
 func openOursStore(e env, s redis.Scripter, alg core.Algorithm, closeFn func() error) (*instance, error) {
-	store, err := redisstore.New(s, redisstore.WithLogger(quietLogger))
+	store, err := redisstore.New(s, redisstore.WithLogger(quietLogger), redisstore.WithoutBatching())
 	if err != nil {
 		_ = closeFn()
 		return nil, err
@@ -101,7 +118,7 @@ type storeOpener func(e env) (core.Store, func(), error)
 
 func redisStoreOpener(e env) (core.Store, func(), error) {
 	client := e.oursClient()
-	store, err := redisstore.New(client, redisstore.WithLogger(quietLogger))
+	store, err := redisstore.New(client, redisstore.WithLogger(quietLogger), redisstore.WithoutBatching())
 	if err != nil {
 		_ = client.Close()
 		return nil, nil, err

@@ -75,6 +75,10 @@ func TestMiddlewareOptionsThatContradictEachOtherAreAnError(t *testing.T) {
 	}{
 		{"HTTPCost, HTTPCostFunc", core.HTTPCost(2), core.HTTPCostFunc(cost), []string{"HTTPCost", "HTTPCostFunc", "contradict"}},
 		{"HTTPCost twice", core.HTTPCost(2), core.HTTPCost(3), []string{"HTTPCost given twice"}},
+		{"HTTPChargeIf, HTTPCost(0)", core.HTTPChargeIf(core.FailedRequests), core.HTTPCost(0),
+			[]string{"HTTPChargeIf", "HTTPCost(0)", "contradict"}},
+		{"HTTPChargeIf twice", core.HTTPChargeIf(core.FailedRequests), core.HTTPChargeIf(core.SuccessfulRequests),
+			[]string{"HTTPChargeIf given twice"}},
 		{"HTTPCostFunc twice", core.HTTPCostFunc(cost), core.HTTPCostFunc(cost), []string{"HTTPCostFunc given twice"}},
 		{"HTTPKeyFunc twice", core.HTTPKeyFunc(key), core.HTTPKeyFunc(key), []string{"HTTPKeyFunc given twice"}},
 		{"HTTPTierFunc twice", core.HTTPTierFunc(func(*http.Request) string { return "" }),

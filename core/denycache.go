@@ -95,6 +95,31 @@ func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clock
 	}
 }
 
+// holds reports whether k has a cached denial for a request of cost that
+// has not run out and, if so, sets res to it, aged as by lookup. It never
+// probes or waits: it is for a check that charges nothing
+// ([Limiter.check]), whose miss asks the store a peek.
+func (c *denyCache) holds(k denyKey, cost int64, now clockFunc, res *Result) bool {
+	if c.held.Load() == 0 {
+		return false
+	}
+	c.mu.Lock()
+	e := c.entries[k]
+	if e == nil {
+		c.mu.Unlock()
+		return false
+	}
+	t := now()
+	if !t.Before(e.until) || cost < e.cost {
+		c.mu.Unlock()
+		return false
+	}
+	*res = e.res
+	c.mu.Unlock()
+	res.age(t.Sub(e.at))
+	return true
+}
+
 // release ends the probe of k and wakes the callers waiting for it. The
 // caller has already stored a new denial with put, if there was one. When
 // the probe was admitted but left no quota (exhausted), the next waiter

@@ -76,6 +76,38 @@ func ExampleEvery() {
 	// 3m0s 2s 100
 }
 
+// The package overview's first steps, on the memory store: a limiter of
+// 10 per second with bursts of 20, asked for one client.
+func Example() {
+	store, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	limiter, err := core.NewLimiter(store, core.WithLimits(core.PerSecond(10).WithBurst(20)))
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	admitted := 0
+	for range 25 {
+		res, err := limiter.Allow(ctx, "203.0.113.7")
+		if err != nil {
+			panic(err)
+		}
+		if res.Allowed {
+			admitted++
+			continue
+		}
+		b := res.Binding()
+		fmt.Printf("refused by %s; retry within 100ms: %t\n", b.Limit.Name, b.RetryAfter <= 100*time.Millisecond)
+		break
+	}
+	fmt.Println("admitted:", admitted)
+	// Output:
+	// refused by 10-per-1s; retry within 100ms: true
+	// admitted: 20
+}
+
 // A concurrency limit beside a rate limit: at most 2 requests of a client
 // in flight. Each admitted request holds a lease, given back with Release
 // when it ends (an HTTP middleware does it after the handler returns); a

@@ -17,8 +17,9 @@ type FinishFunc = func(r *http.Request, o Outcome, status int)
 // panic goes on), with the final status of the response: what the handler
 // wrote, 200 when it wrote nothing, 500 when it panicked before writing
 // (what a recovering middleware answers). For work that needs the
-// response, such as counting statuses per tier. A panic in fn itself is
-// not recovered.
+// response, such as counting statuses per tier. fn runs after the charge
+// of [HTTPChargeIf], when there is one. A panic in fn itself is not
+// recovered.
 func HTTPFinish(fn FinishFunc) HTTPOption {
 	return func(m *Middleware) error {
 		if err := once(m.given, "HTTPFinish"); err != nil {
@@ -32,19 +33,34 @@ func HTTPFinish(fn FinishFunc) HTTPOption {
 	}
 }
 
+// orderFinish lists the work after the handler, once every option is
+// applied: the middleware's own steps first (the charge of [HTTPChargeIf]),
+// in a fixed order, then the user's [HTTPFinish], so that a panic in it
+// skips none of them. Without any, m.after stays nil.
+func (m *Middleware) orderFinish() {
+	if m.chargeIf != nil {
+		m.after = append(m.after, m.chargeAfter)
+	}
+	if m.finish != nil {
+		m.after = append(m.after, m.finish)
+	}
+}
+
 // Finishes reports whether m has work after the handler ([Middleware.Finish]
-// does something). Adapters skip reading the status, and net/http wrapping
-// the ResponseWriter, when it does not, so the common path costs nothing.
-func (m *Middleware) Finishes() bool { return m.finish != nil }
+// does something): [HTTPFinish], [HTTPChargeIf]. Adapters skip reading the
+// status, and net/http wrapping the ResponseWriter, when it does not, so
+// the common path costs nothing.
+func (m *Middleware) Finishes() bool { return len(m.after) > 0 }
 
 // Finish is the after-handler hook every adapter calls, once, after the
 // handler of a request Decide allowed has returned, or while it panics,
 // before the panic goes on, with the response's final status (see
-// [HTTPFinish] for the status of a panic). It does nothing unless m
-// [Middleware.Finishes].
+// [HTTPFinish] for the status of a panic). It runs the steps of m in
+// order: the charge of [HTTPChargeIf], then the [HTTPFinish] func. It does
+// nothing unless m [Middleware.Finishes].
 func (m *Middleware) Finish(w http.ResponseWriter, r *http.Request, o Outcome, status int) {
-	if m.finish != nil {
-		m.finish(r, o, status)
+	for _, step := range m.after {
+		step(r, o, status)
 	}
 }
 

@@ -1,11 +1,3 @@
-// Package core is the framework-neutral engine of ratelimit: limits, the
-// [Store] contract that executes them atomically, and the [Limiter] policy
-// engine that turns a client identity into one store call.
-//
-// A [Limit] is a quota; a [Store] (core/memstore in process, core/redisstore
-// on Redis) executes the limits of one client in one atomic step and answers
-// with one [Decision] per limit; a [Limiter] picks the limits for a request
-// (tiers), builds the keys and gathers the decisions into a [Result].
 package core
 
 import (

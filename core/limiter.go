@@ -236,6 +236,14 @@ func (l *Limiter) takeInto(ctx context.Context, req Request, res *Result) error 
 		*res = Result{} // whatever a step left there is no decision
 		return err
 	}
+	l.decided(ctx, req, p, tierErr, res)
+	return nil
+}
+
+// decided completes res, the store's decision of req under p, with what
+// the limiter adds (the tier, the policy field, shadow mode) and tells the
+// observers.
+func (l *Limiter) decided(ctx context.Context, req Request, p *plan, tierErr error, res *Result) {
 	res.Tier, res.TierErr, res.policy = p.name, tierErr, p.policyOf(*res)
 	if l.shadow && !res.Allowed && !res.Degraded {
 		res.Allowed, res.Shadowed = true, true
@@ -246,7 +254,6 @@ func (l *Limiter) takeInto(ctx context.Context, req Request, res *Result) error 
 			o.Decided(ctx, req, *res)
 		}
 	}
-	return nil
 }
 
 // callerGone wraps the error of a caller's context that is done.

@@ -56,7 +56,9 @@ type Middleware struct {
 	deny        DenyHandler
 	onError     ErrorHandler
 	tierKey     KeyFunc
-	finish      FinishFunc      // nil: no after-handler work
+	finish      FinishFunc      // the HTTPFinish func, or nil
+	chargeIf    ChargeFunc      // HTTPChargeIf's: charge after the handler; nil: before
+	after       []FinishFunc    // the work after the handler, in order (orderFinish); nil: none
 	customDeny  bool            // deny set by HTTPDenyHandler
 	customError bool            // onError set by HTTPErrorHandler
 	costBy      string          // the cost option given, during construction
@@ -73,7 +75,8 @@ type Middleware struct {
 // together, writes the [HeadersIETF] fields and renders denials with
 // [DefaultDenyHandler] and errors with [DefaultErrorHandler]. An invalid
 // option is an error naming it; so is an option given twice, or two that
-// contradict each other ([HTTPCost] and [HTTPCostFunc]).
+// contradict each other ([HTTPCost] and [HTTPCostFunc]; [HTTPChargeIf]
+// and HTTPCost(0)).
 func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 	if l == nil {
 		return nil, errors.New("ratelimit: middleware: limiter must not be nil")
@@ -88,6 +91,10 @@ func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 			return nil, err
 		}
 	}
+	if err := m.checkCharge(); err != nil {
+		return nil, err
+	}
+	m.orderFinish()
 	m.given, m.costBy = nil, ""
 	return m, nil
 }
@@ -102,6 +109,8 @@ type Outcome struct {
 	Err error
 	// Skipped is set when a [SkipFunc] let the request bypass the limiter.
 	Skipped bool
+
+	charge Request // what to charge after the handler ([HTTPChargeIf]); Cost 0: nothing
 }
 
 // Allowed reports whether the request goes on to the next handler: it was
@@ -161,7 +170,13 @@ func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string
 	if m.cost != nil {
 		req.Cost = m.cost(r)
 	}
-	res, err := m.limiter.Take(r.Context(), req)
+	var res Result
+	var later Request // what to charge after the handler: nothing (Cost 0) unless HTTPChargeIf
+	if m.chargeIf == nil {
+		res, err = m.limiter.Take(r.Context(), req)
+	} else {
+		res, later, err = m.check(r.Context(), req)
+	}
 	if err != nil {
 		return Outcome{Err: err}
 	}
@@ -170,7 +185,7 @@ func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string
 		now = m.now()
 	}
 	SetHeaders(w.Header(), res, m.formats, now)
-	return Outcome{Result: res}
+	return Outcome{Result: res, charge: later}
 }
 
 // Deny writes the response to a request Decide did not allow: the
@@ -212,7 +227,7 @@ func (m *Middleware) Handler(next http.Handler, route func(*http.Request) string
 		switch {
 		case !o.Allowed():
 			m.Deny(w, r, o)
-		case m.finish == nil:
+		case m.after == nil:
 			next.ServeHTTP(w, r)
 		default:
 			m.serveFinishing(next, w, r, o)

@@ -53,6 +53,7 @@ func HTTPCost(n int64) HTTPOption {
 		if n < 0 {
 			return fmt.Errorf("ratelimit: HTTPCost: cost must not be negative, got %d", n)
 		}
+		m.given["HTTPCost(0)"] = n == 0 // charges nothing: see checkCharge
 		m.cost = func(*http.Request) int64 { return n }
 		return nil
 	}

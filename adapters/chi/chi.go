@@ -33,9 +33,10 @@ import (
 // wherever the middleware is mounted. Unmatched requests, and requests not
 // served by a chi router, have the pattern "".
 //
-// With after-handler work (core.HTTPFinish), the handler writes through a
-// status-recording wrapper (see core.Middleware.Handler) and
-// core.Middleware.Finish gets the final status, also when it panics.
+// With after-handler work (core.HTTPFinish, core.HTTPChargeIf), the
+// handler writes through a status-recording wrapper (see
+// core.Middleware.Handler) and core.Middleware.Finish gets the final
+// status, also when it panics.
 //
 // New panics if l is nil or an option is invalid: configuration errors show
 // at start-up.

@@ -39,7 +39,7 @@ import (
 // the cause. core.HTTPDenyHandler and core.HTTPErrorHandler, when given,
 // render those responses themselves instead, and New returns nil. After the
 // handler of an admitted request, core.Middleware.Finish gets the final
-// status (core.HTTPFinish): c.Response().Status, or for a returned error the
+// status (core.HTTPFinish, core.HTTPChargeIf): c.Response().Status, or for a returned error the
 // status echo's default error handler gives it, also when the handler
 // panics. New panics if l is nil or an option is
 // invalid: configuration errors show at start-up.

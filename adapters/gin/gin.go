@@ -33,7 +33,7 @@ import (
 // A denied request gets its rate-limit fields and the core deny handler's
 // response (by default a problem+json 429), and the chain is aborted. After
 // the handlers of an admitted request, core.Middleware.Finish gets
-// c.Writer.Status(), also when a handler panics (core.HTTPFinish). New
+// c.Writer.Status(), also when a handler panics (core.HTTPFinish, core.HTTPChargeIf). New
 // panics if l is nil or an option is invalid: configuration errors show at
 // start-up, as with core.MustNewLimiter.
 func New(l *core.Limiter, opts ...core.HTTPOption) gin.HandlerFunc {

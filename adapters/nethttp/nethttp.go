@@ -27,9 +27,10 @@ import (
 // the route "", which is fine without core.HTTPRouteScope; with it, use
 // [Handler], which asks the mux for the pattern first.
 //
-// With after-handler work (core.HTTPFinish), the handler writes through a
-// status-recording wrapper (see core.Middleware.Handler) and
-// core.Middleware.Finish gets the final status, also when it panics.
+// With after-handler work (core.HTTPFinish, core.HTTPChargeIf), the
+// handler writes through a status-recording wrapper (see
+// core.Middleware.Handler) and core.Middleware.Finish gets the final
+// status, also when it panics.
 //
 // New panics if l is nil or an option is invalid: configuration errors show
 // at start-up.

@@ -36,7 +36,7 @@ func report(tallies []*tally, secs int) {
 	}{
 		{0, 200, "free user, allowed"},
 		{2, 429, "scraper, first 429"},
-		{3, 429, "brute-forcer, first 429 (5 per minute per account and IP)"},
+		{3, 429, "brute-forcer, first 429 (5 failed logins per minute per account and IP)"},
 		{6, 429, "webhook sender, first 429 (sliding window)"},
 	}
 	for _, s := range show {

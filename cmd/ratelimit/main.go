@@ -7,6 +7,7 @@
 //	ratelimit inspect <identity>    the state of each limit of one client: remaining, reset
 //	ratelimit reset <identity>      delete one client's keys (every limit and algorithm)
 //	ratelimit tag <identity>        print the hash tag of a client's keys, for redis-cli
+//	ratelimit script [--sha] [name] list the store's Lua programs, or print one for another language
 //
 // A client is named by its identity, or by its parts (--part, --form-part)
 // for a composite one, as keyfunc.Composite builds it.

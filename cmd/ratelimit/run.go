@@ -25,6 +25,9 @@ Commands:
   inspect <identity>   show the state of each limit of one client
   reset <identity>     delete every key of one client
   tag <identity>       print the hash tag of a client's keys (for redis-cli); no server
+  script [--sha] [name]
+                       list the Lua programs the Redis store loads, or print one (its
+                       exact source, or its SHA-1) for another language; no server
 
 A client is named by its identity as the key function returned it, or by
 --part (repeatable) for a composite identity (keyfunc.Composite,
@@ -34,7 +37,7 @@ core.Identity), --form-part FIELD=VALUE for a part of keyfunc.FormValue,
 Every command that talks to Redis first prints the server on stderr:
   redis standalone 127.0.0.1:6379 db 0
 
-Connection flags (all commands but tag; default $REDIS_URL, else redis://localhost:6379):
+Connection flags (all commands but tag and script; default $REDIS_URL, else redis://localhost:6379):
   --redis URL                       redis://[user:password@]host[:port][/db], rediss://..., unix:///path
   --cluster SEEDS                   Redis Cluster: host:port,host:port,... or a cluster URL
                                     (redis://user:password@host:port?addr=host2:port2)
@@ -64,7 +67,7 @@ type command func(ctx context.Context, args []string, e env) int
 // run executes the command line args (without the program name) and returns
 // the exit status. Tests drive it in process.
 func run(ctx context.Context, args []string, e env) int {
-	commands := map[string]command{"audit": runAudit, "inspect": runInspect, "reset": runReset, "tag": runTag}
+	commands := map[string]command{"audit": runAudit, "inspect": runInspect, "reset": runReset, "script": runScript, "tag": runTag}
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usage)
 		return exitError

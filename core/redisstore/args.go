@@ -12,7 +12,8 @@ import (
 // script's clock (docs/algorithms.md, "Units").
 const epochUnixMicros = 1704067200 * 1_000_000
 
-// argsPerLimit is how many ARGV values describe one limit.
+// argsPerLimit is how many ARGV values describe one limit in the program
+// "take".
 const argsPerLimit = 4
 
 // checkTake rejects what would make the script fail or lie: cheap checks
@@ -38,11 +39,16 @@ func checkTake(keys []string, limits []core.Limit, cost int64, lease string) err
 	return nil
 }
 
-// args returns the script's ARGV: now or "", cost, then algorithm, rate,
-// period (µs) and capacity of every limit, then the boundaries of the
-// calendar windows, if any, then the lease id unless it is "" or no limit
-// is a Concurrency limit (docs/redis-protocol.md).
+// args returns the ARGV of a take of limits (docs/redis-protocol.md). For
+// one limit with a program of its own ([hasOwn]), those of its program
+// ([Store.oneArgs]). Otherwise those of the program "take": now or "",
+// cost, then algorithm, rate, period (µs) and capacity of every limit,
+// then the boundaries of the calendar windows, if any, then the lease id
+// unless it is "" or no limit is a Concurrency limit.
 func (s *Store) args(limits []core.Limit, cost int64, lease string) []any {
+	if hasOwn(limits) {
+		return s.oneArgs(limits[0], cost)
+	}
 	args := make([]any, 0, 3+argsPerLimit*len(limits))
 	if s.now != nil {
 		args = append(args, s.now().UnixMicro()-epochUnixMicros)
@@ -78,4 +84,24 @@ func leased(limits []core.Limit) bool {
 		}
 	}
 	return false
+}
+
+// oneArgs returns the ARGV of a take of the one limit l ([oneLimit]):
+// rate, period (µs), then, for the algorithms with a burst, the capacity
+// unless it is the rate and the cost is 1, then the cost unless it is 1,
+// and now last with a test clock. Every argument is parsed on the server
+// on every call: the common take (cost 1, no burst of its own) sends two.
+func (s *Store) oneArgs(l core.Limit, cost int64) []any {
+	args := make([]any, 0, 5)
+	args = append(args, l.Rate, l.Period.Microseconds())
+	if oneLimit[l.Algorithm].capacity && (cost != 1 || l.Capacity() != l.Rate) {
+		args = append(args, l.Capacity())
+	}
+	if cost != 1 {
+		args = append(args, cost)
+	}
+	if s.now != nil {
+		args = append(args, s.now().UnixMicro()-epochUnixMicros)
+	}
+	return args
 }

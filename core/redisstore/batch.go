@@ -22,7 +22,12 @@ const (
 	maxInFlight = 1
 )
 
-// WithBatching makes concurrent takes of one Redis node share round trips.
+// WithBatching asks for what a Store does by default: concurrent takes of
+// one Redis node share round trips. The option only makes [New] log, once
+// ([WithLogger]), when the client cannot batch (below); by default such a
+// client is used one take at a time without a word. [WithoutBatching]
+// turns batching off.
+//
 // A take that finds no call of the store to its node in flight is sent at
 // once, alone, exactly as without the option, so a lone caller waits no
 // longer. Takes that arrive while a call is in flight queue; when it
@@ -67,10 +72,17 @@ const (
 //     node clients too (OnNewNode), as redisotel does.
 //
 // On a client with retries, a *redis.Ring or any other client, takes are
-// sent one by one, as without the option, and [New] logs why, once
-// ([WithLogger]).
+// sent one by one, as with [WithoutBatching].
 func WithBatching() Option {
-	return func(c *config) { c.batching = true }
+	return func(c *config) { c.batchOn = true }
+}
+
+// WithoutBatching makes a Store send every take alone, one round trip
+// each, never in a pipeline ([WithBatching] says what batching does). Use
+// it to measure one check per round trip, or with a proxy in front of
+// Redis that mishandles pipelines. Giving both options is an error.
+func WithoutBatching() Option {
+	return func(c *config) { c.batchOff = true }
 }
 
 // A batcher is what a batching store sends its takes through: the queue of
@@ -81,13 +93,13 @@ type batcher struct {
 }
 
 // newBatcher returns the batcher of a store on client, or nil when takes
-// are to be sent one by one: batching is off, client is neither a
+// are to be sent one by one: batching is off ([WithoutBatching]), client is neither a
 // *redis.Client nor a *redis.ClusterClient, or it retries (go-redis
 // resends a whole pipeline after a read timeout or a first reply such as
 // LOADING or READONLY, takes that ran included; a cluster client's node
 // clients get its MaxRetries).
 func newBatcher(client redis.Scripter, c config) *batcher {
-	if !c.batching {
+	if c.batchOff {
 		return nil
 	}
 	switch cl := client.(type) {
@@ -102,31 +114,32 @@ func newBatcher(client redis.Scripter, c config) *batcher {
 		}
 		return &batcher{masters: newMasterBatchers(cl, c)}
 	}
-	c.logger.Info("ratelimit: redisstore: batching needs a *redis.Client (standalone or failover) or a *redis.ClusterClient; takes are sent one by one",
-		"client", fmt.Sprintf("%T", client))
+	if c.batchOn {
+		c.logger.Info("ratelimit: redisstore: batching needs a *redis.Client (standalone or failover) or a *redis.ClusterClient; takes are sent one by one",
+			"client", fmt.Sprintf("%T", client))
+	}
 	return nil
 }
 
 // retries reports whether client retries failed commands, and logs that it
-// gets no pipelines if so.
+// gets no pipelines if so and batching was asked for ([WithBatching]).
 func retries(c config, client redis.Scripter) bool {
 	s, _ := settingsOf(client)
 	if s.maxRetries <= 0 {
 		return false
+	}
+	if !c.batchOn {
+		return true
 	}
 	c.logger.Warn("ratelimit: redisstore: batching needs a client without retries (MaxRetries -1); takes are sent one by one",
 		"max_retries", s.maxRetries)
 	return true
 }
 
-// run sends one take: through the batcher if the store has one, else as
-// one Script.Run (EVALSHA, EVAL on NOSCRIPT).
-func (s *Store) run(ctx context.Context, keys []string, args []any) ([]any, error) {
-	return s.runScript(ctx, s.script, keys, args)
-}
-
-// runScript is run for any script of the store whose reply is an array.
-func (s *Store) runScript(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+// run sends one call of script (a take's program, or "lease"): through the
+// batcher if the store has one, else as one Script.Run (EVALSHA, EVAL on
+// NOSCRIPT). Its reply is an array.
+func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
 	switch {
 	case s.batch == nil:
 		return script.Run(ctx, s.client, keys, args...).Slice()
@@ -170,7 +183,7 @@ func newNodeBatcher(client *redis.Client, lone redis.Scripter, alone bool) *node
 // may still hold it (a queue, a pipeline being sent).
 type check struct {
 	ctx    context.Context
-	script *redis.Script // whose EVALSHA cmd is: the take's, or lease.lua
+	script *redis.Script // the call's program: a pipeline may mix them
 	cmd    *redis.Cmd    // built by the caller; replaced by a resend
 	wake   chan struct{} // one token: the check became leader, or done
 
@@ -432,8 +445,8 @@ func (c *check) signal() {
 // the server answered NOSCRIPT did not run: they are sent again with the
 // script (see resend). Nothing else is sent twice, but for takes a cluster
 // node answered MOVED or ASK, which their callers send again (see reply).
-// A batch may mix the take script and lease.lua: each check is resent with
-// its own.
+// Each call runs its own program (a take's, or "lease"): one pipeline may
+// mix programs.
 func (b *nodeBatcher) send(leader *check, batch []*check) {
 	ctx, cancel := batchContext(leader)
 	defer cancel()
@@ -456,25 +469,21 @@ func (b *nodeBatcher) send(leader *check, batch []*check) {
 	}
 }
 
-// resend sends cmds[i], the command of batch[i], for every i of again,
-// which the server answered NOSCRIPT, again, with batch[i]'s script: the
-// first of each script as EVAL, which caches it, and the others as EVALSHA
-// behind it on the same connection; every one as EVAL if all is set (the
-// cache was flushed again in between).
+// resend sends cmds[i], the take of batch[i], for every i of again, which
+// the server answered NOSCRIPT, again, each with its own program: the
+// first take of each program as EVAL, which caches the program, and the
+// others as EVALSHA behind it on the same connection; every one as EVAL if
+// all is set (the cache was flushed again in between).
 func (b *nodeBatcher) resend(ctx context.Context, batch []*check, cmds []*redis.Cmd, again []int, all bool) {
 	pipe := b.client.Pipeline()
 	resent := make([]*redis.Cmd, len(again))
-	var loaded [2]*redis.Script // the store has two scripts
-	n := 0
+	var loaded []*redis.Script // programs sent as EVAL: at most one per program
 	for j, i := range again {
-		keys, args := evalShaParts(cmds[i])
 		script := batch[i].script
-		if all || !slices.Contains(loaded[:n], script) {
+		keys, args := evalShaParts(cmds[i])
+		if all || !slices.Contains(loaded, script) {
+			loaded = append(loaded, script)
 			resent[j] = script.Eval(ctx, pipe, keys, args...)
-			if n < len(loaded) {
-				loaded[n] = script
-				n++
-			}
 		} else {
 			resent[j] = script.EvalSha(ctx, pipe, keys, args...)
 		}

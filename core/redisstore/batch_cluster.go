@@ -30,6 +30,7 @@ const maxMasters = 1024
 type masterBatchers struct {
 	cluster *redis.ClusterClient
 	alone   bool // tests: see [nodeBatcher]
+	asked   bool // [WithBatching]: log a master that cannot batch
 	logger  *slog.Logger
 
 	queues atomic.Pointer[map[*redis.Client]masterQueue]
@@ -48,7 +49,7 @@ type masterQueue struct {
 // newMasterBatchers returns the (no) queues of a batching store on
 // cluster; a queue is added when a take first meets its master.
 func newMasterBatchers(cluster *redis.ClusterClient, c config) *masterBatchers {
-	m := &masterBatchers{cluster: cluster, alone: c.batchAlone, logger: c.logger}
+	m := &masterBatchers{cluster: cluster, alone: c.batchAlone, asked: c.batchOn, logger: c.logger}
 	m.queues.Store(&map[*redis.Client]masterQueue{})
 	return m
 }
@@ -89,7 +90,7 @@ func (m *masterBatchers) add(ctx context.Context, master *redis.Client, key stri
 		return masterQueue{}
 	}
 	q := masterQueue{key: key}
-	if !retries(config{logger: m.logger}, master) {
+	if !retries(config{logger: m.logger, batchOn: m.asked}, master) {
 		q.batcher = newNodeBatcher(master, m.cluster, m.alone)
 		q.batcher.redirected = m.prune
 	}

@@ -688,7 +688,7 @@ func TestBatchingClusterMasterKilled(t *testing.T) {
 		require.Empty(t, bugs(tt.recs), tt.name)
 		victimRecs := where(tt.recs, func(r record) bool { return isVictim[r.identity] })
 		otherRecs := where(tt.recs, func(r record) bool { return !isVictim[r.identity] })
-		assert.Empty(t, degraded(otherRecs), "%s: clients of the other masters", tt.name)
+		assertNoneDegraded(t, otherRecs, tt.name+": clients of the other masters")
 		for _, r := range firstN(degraded(otherRecs), 5) {
 			t.Logf("%s: degraded decision of %s, another master's client, from %s after the kill, for %s: %v",
 				tt.name, r.identity, (r.start - killedAt).Round(time.Millisecond), r.took.Round(time.Millisecond), r.res.Err)
@@ -803,7 +803,7 @@ func TestBatchingClusterManualFailover(t *testing.T) {
 	t.Logf("healthy: %d takes, %d in %d pipelines; in all: %d takes, %d in %d pipelines on %d nodes, %d answered MOVED; %d queues at the end",
 		healthy.takes, healthy.pipelined, healthy.pipelines, total.takes, total.pipelined, total.pipelines, nodesPipelined, total.redirected, redisstore.MasterQueues(store))
 	assert.Positive(t, healthy.pipelines, "pipelines before the failover")
-	assert.Empty(t, degraded(recsLong), "degraded decisions with a 150 ms timeout")
+	assertNoneDegraded(t, recsLong, "degraded decisions with a 150 ms timeout")
 	for _, r := range failed {
 		assert.True(t, onShard[r.identity], "degraded decision of %s, a client of another shard", r.identity)
 		assert.True(t, r.end() >= failoverAt && r.start <= demotedAt, "degraded decision from %s to %s, not in flight during the failover (%s to %s)",

@@ -5,7 +5,7 @@ package redisstore
 // at a time, check the pipeline path's replies, errors and NOSCRIPT
 // resends. Tests only.
 func WithBatchingAlone() Option {
-	return func(c *config) { c.batching, c.batchAlone = true, true }
+	return func(c *config) { c.batchOn, c.batchAlone = true, true }
 }
 
 // MaxInFlight is how many calls a batching store has in flight at most.

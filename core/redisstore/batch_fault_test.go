@@ -74,7 +74,7 @@ func TestBatchingSlowOrFrozen(t *testing.T) {
 					healthyTakes, healthyTrips, healthyPipelines)
 				t.Logf("all decisions: %s; past the deadline by %s", latencyOf(recs), latenessOf(recs))
 				assertOnTime(t, recs, late)
-				assert.Empty(t, degraded(where(recs, func(r record) bool { return r.end() < faultAt })), "healthy before the fault")
+				assertNoneDegraded(t, where(recs, func(r record) bool { return r.end() < faultAt }), "healthy before the fault")
 
 				open := latencyOf(where(recs, record.breakerOpen))
 				probes := int64((endAt-openAt)/breaker.OpenFor) + 1
@@ -87,7 +87,7 @@ func TestBatchingSlowOrFrozen(t *testing.T) {
 				require.True(t, ok, "no decision came from Redis after the fault ended")
 				t.Logf("back to enforcing %s after the fault ended", (recovered - endAt).Round(time.Millisecond))
 				assert.LessOrEqual(t, recovered-endAt, time.Second, "recovery")
-				assert.Empty(t, degraded(where(recs, func(r record) bool { return r.start > endAt+time.Second })),
+				assertNoneDegraded(t, where(recs, func(r record) bool { return r.start > endAt+time.Second }),
 					"degraded decisions more than a second after recovery")
 			})
 		}

@@ -606,3 +606,63 @@ func TestBatchingFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchingIsTheDefault: a store on a client without retries batches
+// with no option given; WithoutBatching sends every take alone; a client
+// with retries is used one take at a time without a log line (WithBatching
+// would log, above); the two options together are an error.
+func TestBatchingIsTheDefault(t *testing.T) {
+	srv := redistest.Standalone(t)
+	burst := func(t *testing.T, client *redis.Client, opts ...redisstore.Option) (pipelines int64, logs string) {
+		var buf bytes.Buffer
+		opts = append(opts, redisstore.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+		store, kb := newStore(t, client, opts...)
+		var counter takeCounter
+		client.AddHook(&counter)
+		limits := []core.Limit{core.PerSecond(1_000_000)}
+		// Enough rounds of 32 concurrent callers that some of them queue
+		// behind a call in flight even on a loaded machine: each round
+		// starts them together and waits for all.
+		for range 20 {
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for g := range 32 {
+				keys := kb.AppendKeys(nil, "caller-"+strconv.Itoa(g), limits)
+				wg.Go(func() {
+					<-start
+					_, err := store.Take(context.Background(), nil, keys, limits, 1)
+					assert.NoError(t, err)
+				})
+			}
+			close(start)
+			wg.Wait()
+		}
+		return counter.pipelines.Load(), buf.String()
+	}
+
+	t.Run("default", func(t *testing.T) {
+		pipelines, logs := burst(t, batchClients(t, srv, 1)[0])
+		assert.Positive(t, pipelines, "pipelines")
+		assert.Empty(t, logs)
+	})
+	t.Run("WithoutBatching", func(t *testing.T) {
+		pipelines, logs := burst(t, batchClients(t, srv, 1)[0], redisstore.WithoutBatching())
+		assert.Zero(t, pipelines, "pipelines")
+		assert.Empty(t, logs)
+	})
+	t.Run("client with retries", func(t *testing.T) {
+		opts := srv.Options()
+		opts.MaxRetries = 3
+		opts.ContextTimeoutEnabled = true
+		client := redis.NewClient(opts)
+		t.Cleanup(func() { _ = client.Close() })
+		pipelines, logs := burst(t, client)
+		assert.Zero(t, pipelines, "pipelines")
+		assert.NotContains(t, logs, "batching", "batching was not asked for: nothing to say about it")
+	})
+	t.Run("both options", func(t *testing.T) {
+		_, err := redisstore.New(batchClients(t, srv, 1)[0], redisstore.WithBatching(), redisstore.WithoutBatching())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "WithBatching and WithoutBatching")
+	})
+}

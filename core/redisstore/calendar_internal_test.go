@@ -77,7 +77,7 @@ func TestScriptRejectsMisplacedBoundaries(t *testing.T) {
 	}
 	for _, tt := range leasedTests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.script.Run(context.Background(), client, leasedKeys, tt.args...).Err()
+			err := s.progs.many.script.Run(context.Background(), client, leasedKeys, tt.args...).Err()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			n, err := client.Exists(context.Background(), leasedKeys...).Result()
@@ -87,7 +87,7 @@ func TestScriptRejectsMisplacedBoundaries(t *testing.T) {
 	}
 	t.Run("the lease id last", func(t *testing.T) {
 		args := cat([]any{"", 1}, day, []any{11}, inFlight, calendarBoundaries(t), []any{"lease"})
-		reply, err := s.script.Run(context.Background(), client, leasedKeys, args...).Slice()
+		reply, err := s.progs.many.script.Run(context.Background(), client, leasedKeys, args...).Slice()
 		require.NoError(t, err)
 		require.Len(t, reply, 10)
 		assert.Equal(t, []any{int64(1), int64(1)}, []any{reply[0], reply[5]}, "both limits admit")
@@ -97,7 +97,7 @@ func TestScriptRejectsMisplacedBoundaries(t *testing.T) {
 	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.script.Run(context.Background(), client, keys, tt.args...).Err()
+			err := s.progs.many.script.Run(context.Background(), client, keys, tt.args...).Err()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			n, err := client.Exists(context.Background(), keys...).Result()

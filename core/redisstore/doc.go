@@ -4,9 +4,13 @@
 //
 // The scripts (scripts/*.lua, embedded) transcribe docs/algorithms.md
 // operation by operation, like core/memstore, so both stores give the same
-// decisions. Their KEYS, ARGV and reply are a contract, documented in
-// docs/redis-protocol.md, so services in other languages can share the
-// limits.
+// decisions. A take of one limit runs a lean program of its algorithm,
+// which holds nothing else (Redis runs a script's whole text on every
+// call); a take of several limits, or of one calendar or concurrency
+// limit, runs the joined program "take". Their
+// KEYS, ARGV and reply are a contract, documented in
+// docs/redis-protocol.md, and [Scripts] (or `ratelimit script`) gives their
+// exact text, so services in other languages can share the limits.
 //
 // Time comes from the Redis server (TIME), never from the application, so
 // app nodes with skewed clocks agree; [WithClock] overrides it for tests
@@ -18,8 +22,8 @@
 //
 // A Store is a [core.Leaser]: a [core.Concurrency] limit is a sorted set of
 // lease ids scored by their expiry, taken in the same script as the rate
-// limits; [Store.Release] and [Store.Renew] are one call of a second
-// script (scripts/lease.lua) on the key's slot.
+// limits; [Store.Release] and [Store.Renew] are one call of the program
+// "lease" (scripts/lease.lua) on the key's slot.
 //
 // # Failures
 //
@@ -38,12 +42,14 @@
 //
 // # Batching
 //
-// [WithBatching] coalesces concurrent takes of one Redis node (standalone,
+// A Store coalesces concurrent takes of one Redis node (standalone,
 // Sentinel, or each master of a Cluster) into pipelines without giving up
 // any of the above: a lone take is sent as before, a take whose caller gave
-// up is never sent, nothing that may have run is resent. It is off by
-// default until its Cluster failover tests have run clean on a quiet
-// machine. go-redis's own AutoPipeline is not safe for a rate limiter (it
+// up is never sent, nothing that may have run is resent ([WithBatching]
+// has the details). It is on by default for the clients [NewClient],
+// [NewFailoverClient] and [NewClusterClient] build (no retries); a client
+// with retries is used one take at a time. [WithoutBatching] turns it
+// off. go-redis's own AutoPipeline is not safe for a rate limiter (it
 // ignores callers' deadlines and, on a Cluster, resends a batch after a
 // timeout): do not pass an
 // *redis.AutoPipeliner as the client.

@@ -1,10 +1,14 @@
 package redisstore
 
 import (
+	"context"
 	_ "embed"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimitkit/ratelimit/core"
 )
 
 // testClockExpiry is the prelude of NewWithTestClockExpiry.
@@ -13,24 +17,52 @@ import (
 var testClockExpiry string
 
 // NewWithTestClockExpiry returns a Store like New(client, WithClock(now),
-// opts...) whose script expires state on the test clock now instead of
-// the server's own clock (testdata/test_clock_expiry.lua), so that it can
-// be compared take for take with a memory store on the same clock, clock
-// steps back included (storetest.RunDifferential). Tests only.
+// opts...) whose programs expire state on the test clock now instead of
+// the server's own clock (testdata/test_clock_expiry.lua before each), so
+// that it can be compared take for take with a memory store on the same
+// clock, clock steps back included (storetest.RunDifferential). Tests only.
 func NewWithTestClockExpiry(client redis.Scripter, now func() time.Time, opts ...Option) (*Store, error) {
 	s, err := New(client, append(opts, WithClock(now))...)
 	if err != nil {
 		return nil, err
 	}
-	src, err := scriptSource()
-	if err != nil {
-		return nil, err
+	// The prelude reads now from ARGV[1], where the program "take" has it;
+	// the one-limit programs have it last.
+	for a, one := range s.progs.one {
+		prelude := strings.Replace(testClockExpiry, "tonumber(ARGV[1])", "tonumber(ARGV[#ARGV])", 1)
+		s.progs.one[a] = newProgram(one.name, prelude+"\n"+one.src)
 	}
-	s.script = redis.NewScript(testClockExpiry + "\n" + src)
-	lease, err := scriptFS.ReadFile("scripts/" + leaseFile)
-	if err != nil {
-		return nil, err
-	}
-	s.lease = redis.NewScript(testClockExpiry + "\n" + string(lease))
+	s.progs.many = newProgram("take", testClockExpiry+"\n"+s.progs.many.src)
+	// "lease" has now in ARGV[1], as "take" does.
+	s.progs.lease = newProgram("lease", testClockExpiry+"\n"+s.progs.lease.src)
 	return s, nil
+}
+
+// ProgramOf returns the name of the program a take of limits runs.
+func ProgramOf(s *Store, limits []core.Limit) string {
+	script := s.progs.choose(limits)
+	for _, p := range append(s.progs.one[:], s.progs.many, s.progs.lease) {
+		if p.script == script {
+			return p.name
+		}
+	}
+	return ""
+}
+
+// TakeJoined is s.Take run through the program "take" whatever the number
+// of limits, to compare it with the one-limit programs.
+func TakeJoined(ctx context.Context, s *Store, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
+	args := []any{""}
+	if s.now != nil {
+		args[0] = s.now().UnixMicro() - epochUnixMicros
+	}
+	args = append(args, cost)
+	for _, l := range limits {
+		args = append(args, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), l.Capacity())
+	}
+	reply, err := s.progs.many.script.Run(ctx, s.client, keys, args...).Slice()
+	if err != nil {
+		return nil, err
+	}
+	return appendDecisions(nil, limits, reply)
 }

@@ -3,8 +3,10 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -188,6 +190,22 @@ func degraded(recs []record) []record {
 	return where(recs, func(r record) bool { return r.res.Degraded })
 }
 
+// assertNoneDegraded fails t if any of recs is degraded, saying how many
+// and when the first few started and how long they took (the records
+// themselves are too large to print).
+func assertNoneDegraded(t *testing.T, recs []record, msg string) {
+	t.Helper()
+	bad := degraded(recs)
+	if len(bad) == 0 {
+		return
+	}
+	var first []string
+	for _, r := range bad[:min(len(bad), 5)] {
+		first = append(first, fmt.Sprintf("%s at %s took %s", r.identity, r.start.Round(time.Millisecond), r.took.Round(time.Millisecond)))
+	}
+	t.Errorf("%s: %d of %d decisions degraded; first: %s", msg, len(bad), len(recs), strings.Join(first, "; "))
+}
+
 // scriptCalls counts the script calls a client sends (EVALSHA and EVAL),
 // as a go-redis hook.
 type scriptCalls struct{ n atomic.Int64 }
@@ -227,11 +245,13 @@ func faultLimiterTimeout(t *testing.T, timeout time.Duration, store core.Store, 
 }
 
 // safeStore returns a store on client, which must have safe settings: New
-// would log otherwise, and the test fails.
+// would log otherwise, and the test fails. It sends one take per round
+// trip (WithoutBatching): the batched twins of the fault tests are in
+// batch_*_test.go.
 func safeStore(t *testing.T, client redis.Scripter) *redisstore.Store {
 	t.Helper()
 	require.Empty(t, redisstore.CheckClient(client, budget), "the fault tests use safe clients")
-	s, err := redisstore.New(client)
+	s, err := redisstore.New(client, redisstore.WithoutBatching())
 	require.NoError(t, err)
 	return s
 }

@@ -134,7 +134,7 @@ func TestSlowOrFrozenStandalone(t *testing.T) {
 			all := latencyOf(recs)
 			t.Logf("all decisions: %s; past the deadline by %s", all, latenessOf(recs))
 			assertOnTime(t, recs, lateness)
-			assert.Empty(t, degraded(where(recs, func(r record) bool { return r.end() < faultAt })), "healthy before the fault")
+			assertNoneDegraded(t, where(recs, func(r record) bool { return r.end() < faultAt }), "healthy before the fault")
 
 			open := latencyOf(where(recs, record.breakerOpen))
 			probes := int64((endAt-openAt)/breaker.OpenFor) + 1
@@ -147,7 +147,7 @@ func TestSlowOrFrozenStandalone(t *testing.T) {
 			require.True(t, ok, "no decision came from Redis after the fault ended")
 			t.Logf("back to enforcing %s after the fault ended", (recovered - endAt).Round(time.Millisecond))
 			assert.LessOrEqual(t, recovered-endAt, time.Second, "recovery")
-			assert.Empty(t, degraded(where(recs, func(r record) bool { return r.start > endAt+time.Second })),
+			assertNoneDegraded(t, where(recs, func(r record) bool { return r.start > endAt+time.Second }),
 				"degraded decisions more than a second after recovery")
 		})
 	}

@@ -54,7 +54,7 @@ func (s *Store) leaseCall(ctx context.Context, key, lease string, ttl int64) (bo
 	if s.now != nil {
 		now = s.now().UnixMicro() - epochUnixMicros
 	}
-	reply, err := s.runScript(ctx, s.lease, []string{key}, []any{now, lease, ttl})
+	reply, err := s.run(ctx, s.progs.lease.script, []string{key}, []any{now, lease, ttl})
 	if err != nil {
 		return false, classify(err)
 	}

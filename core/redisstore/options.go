@@ -13,7 +13,8 @@ type config struct {
 	appNow func() time.Time // [WithAppClock]
 	logger *slog.Logger
 
-	batching   bool // [WithBatching]
+	batchOn    bool // [WithBatching]: batching asked for, so New says when it cannot apply
+	batchOff   bool // [WithoutBatching]
 	batchAlone bool // tests: a lone take goes as a pipeline too
 }
 

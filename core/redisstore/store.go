@@ -19,13 +19,12 @@ import (
 // own (the client is the caller's to close).
 type Store struct {
 	client    redis.Scripter
-	script    *redis.Script
-	lease     *redis.Script    // lease.lua: release and renew
+	progs     programs
 	now       func() time.Time // test clock; nil means the server's TIME
 	appNow    func() time.Time // the app's clock, for calendar boundaries
 	calendars calendarCache    // the boundaries of each calendar, per window
 	reload    *reloader        // nil unless client is a cluster client
-	batch     *batcher         // nil unless batching ([WithBatching])
+	batch     *batcher         // nil when takes go one by one ([WithoutBatching], a client with retries)
 
 	masters    masterFinder // nil unless client is a cluster client
 	slotsKnown atomic.Bool  // a take succeeded: masters answers from memory
@@ -42,27 +41,27 @@ var _ core.Store = (*Store)(nil)
 // [NewFailoverClient] (or the Safe...Options functions), so that a slow or
 // dead Redis costs a decision no more than its budget. New checks any
 // other client with [CheckClient] and logs each problem once, as a warning
-// ([WithLogger]); a risky client is still accepted.
+// ([WithLogger]); a risky client is still accepted. Concurrent takes share
+// round trips unless [WithoutBatching] is given ([WithBatching]).
 func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("ratelimit: redisstore: nil client")
-	}
-	script, err := newScript()
-	if err != nil {
-		return nil, fmt.Errorf("ratelimit: redisstore: load scripts: %w", err)
-	}
-	lease, err := newLeaseScript()
-	if err != nil {
-		return nil, fmt.Errorf("ratelimit: redisstore: load scripts: %w", err)
 	}
 	c := config{logger: slog.Default()}
 	for _, opt := range opts {
 		opt(&c)
 	}
+	if c.batchOn && c.batchOff {
+		return nil, errors.New("ratelimit: redisstore: WithBatching and WithoutBatching contradict each other")
+	}
+	progs, err := newPrograms(c.now != nil)
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: redisstore: load scripts: %w", err)
+	}
 	for _, problem := range CheckClient(client, core.DefaultTimeout) {
 		c.logger.Warn("ratelimit: redisstore: risky redis client setting", "problem", problem)
 	}
-	s := &Store{client: client, script: script, lease: lease, now: c.now, appNow: appClock(c)}
+	s := &Store{client: client, progs: progs, now: c.now, appNow: appClock(c)}
 	if r, ok := client.(stateReloader); ok {
 		s.reload = newReloader(r, reloadEvery, time.Now)
 	}
@@ -78,7 +77,9 @@ func (s *Store) Clock() func() time.Time { return s.now }
 
 // Take implements [core.Store]: one EVALSHA (EVAL when the server does not
 // have the script cached, as after a restart or failover) that charges cost
-// to every limit, or to none. With [WithBatching], concurrent takes share
+// to every limit, or to none. A take of one limit runs the program of its
+// algorithm, a take of several the program "take" ([Scripts]); each is
+// loaded on first use. With [WithBatching], concurrent takes share
 // pipelines.
 //
 // Errors are wrapped as "ratelimit: redis take: ...". Those that mean Redis
@@ -100,7 +101,7 @@ func (s *Store) take(ctx context.Context, dst []core.Decision, keys []string, li
 	if err := checkTake(keys, limits, cost, lease); err != nil {
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
-	reply, err := s.run(ctx, keys, s.args(limits, cost, lease))
+	reply, err := s.run(ctx, s.progs.choose(limits), keys, s.args(limits, cost, lease))
 	if err != nil {
 		err = classify(err)
 		if s.reload != nil && errors.Is(err, core.ErrStoreUnavailable) {

@@ -2,7 +2,7 @@
 //
 //	GET  /api/hello         tiered by X-API-Key: none or unknown is "free" per client IP (burst 100,
 //	                        10/s), then "pro" (1000, 100/s) and "enterprise" (10000, 1000/s); a daily quota
-//	POST /login             brute-force guard: 5 tries a minute per account and IP
+//	POST /login             brute-force guard: 5 failed logins a minute per account and IP
 //	POST /webhooks/:source  100 per 10 s per source
 //	GET  /healthz, /metrics never limited
 //
@@ -124,7 +124,10 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 	// is down, or while an attacker keeps it busy. Not closed: that locks
 	// every user out. Local: each node guards on its own, so with N nodes a
 	// guesser gets at most 5N tries a minute (WithFallback(fallback, N)
-	// keeps the fleet at 5, each node then allowing 5/N rounded up).
+	// keeps the fleet at 5, each node then allowing 5/N rounded up). Only
+	// failed logins count (core.HTTPChargeIf below): signing in costs
+	// nothing; guesses sent at once may all pass the check, so the bound is
+	// 4 plus the guesses in flight together.
 	loginLimit := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
 	login, loginErr := newLimiter("login", store, reg, violations, core.WithLimits(loginLimit),
 		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
@@ -148,7 +151,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 			return c.JSON(http.StatusOK, echo.Map{"message": "welcome"})
 		}
 		return c.JSON(http.StatusUnauthorized, echo.Map{"error": "wrong account or password"})
-	}, ratelimitecho.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), deny))
+	}, ratelimitecho.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), core.HTTPChargeIf(core.FailedRequests), deny))
 	e.POST("/webhooks/:source", func(c echo.Context) error {
 		return c.JSON(http.StatusAccepted, echo.Map{"received_from": c.Param("source")})
 	}, ratelimitecho.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source")), deny))

@@ -10,11 +10,12 @@ import (
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
-// LoginGuard returns the middleware of POST /login: 5 attempts a minute per
-// account and address, and, whatever the account, 30 at once then one every
-// 6 s per address. ip is the client address (see [ClientIP]). While store is
-// down, each of the nodes app nodes decides on its own with fallback, a
-// memstore, at the limits divided by nodes.
+// LoginGuard returns the middleware of POST /login: 5 failed attempts a
+// minute per account and address, and, whatever the account, 30 failures at
+// once then one every 6 s per address; a successful login (a status below
+// 400) is never counted. ip is the client address (see [ClientIP]). While
+// store is down, each of the nodes app nodes decides on its own with
+// fallback, a memstore, at the limits divided by nodes.
 func LoginGuard(store, fallback core.Store, ip keyfunc.Func, nodes int) (func(http.Handler) http.Handler, error) {
 	account, err := keyfunc.FormValue("account") // hashed; the handler still reads the whole body
 	if err != nil {
@@ -39,9 +40,12 @@ func LoginGuard(store, fallback core.Store, ip keyfunc.Func, nodes int) (func(ht
 		return nil, err
 	}
 
-	byAccount := ratelimithttp.New(perAccount, core.HTTPKeyFunc(keyfunc.Composite(account, ip)))
-	byAddress := ratelimithttp.New(perAddress, core.HTTPKeyFunc(ip))
-	// The address is charged first: an attempt the account limit denies
-	// still counts against the address.
+	// Only failures count: checked before the handler, charged after it
+	// when the response is 400 or above (the 401 of a wrong password).
+	failed := core.HTTPChargeIf(core.FailedRequests)
+	byAccount := ratelimithttp.New(perAccount, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), failed)
+	byAddress := ratelimithttp.New(perAddress, core.HTTPKeyFunc(ip), failed)
+	// The address wraps the account guard: an attempt the account limit
+	// denies (429) is a failure the address counts too.
 	return func(next http.Handler) http.Handler { return byAddress(byAccount(next)) }, nil
 }

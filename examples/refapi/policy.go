@@ -4,7 +4,8 @@
 //	                         (burst 100, 10/s), pro-demo-key -> "pro" (1000, 100/s),
 //	                         enterprise-demo-key -> "enterprise" (10000, 1000/s);
 //	                         plus a daily quota per tier (two limits, taken together)
-//	POST /login              brute-force guard: 5 per minute per (account + IP), exact
+//	POST /login              brute-force guard: 5 failed logins per minute per
+//	                         (account + IP); successful logins are not counted
 //	POST /webhooks/{source}  100 per 10 s per source, sliding window
 //	                         (no boundary burst; for bursty senders docs/algorithms.md
 //	                         recommends GCRA with a large burst)
@@ -83,7 +84,8 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 			core.HTTPKeyFunc(keyfunc.FirstOf(knownAPIKey, ip)),
 			core.HTTPTierKey(rawAPIKey), // the resolver looks the raw key up; the identity stays hashed
 		},
-		LoginOptions:   []core.HTTPOption{core.HTTPKeyFunc(keyfunc.Composite(account, ip))},
+		LoginOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.Composite(account, ip)),
+			core.HTTPChargeIf(core.FailedRequests)}, // only a 401 (or any failure) counts
 		WebhookOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.PathValue("source"))},
 	}
 	// Distinct prefixes: the three limiters never count against each other.

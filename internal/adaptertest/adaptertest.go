@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,6 +56,8 @@ type Router struct {
 	//	GET /panic   panics with ErrPanic before writing
 	//	GET /stream  flushes through http.NewResponseController(w), fails
 	//	             with 500 if that errors, then writes "flushed"
+	//	GET /login   writes 200 "welcome" when the X-Password header is
+	//	             "right", else 401 (a login, for core.HTTPChargeIf)
 	//
 	// without any middleware that recovers panics.
 	Finish func(l *core.Limiter, opts ...core.HTTPOption) http.Handler
@@ -144,6 +147,9 @@ func Run(t *testing.T, rt Router) {
 	t.Run("Finish runs once after the handler, with its status", func(t *testing.T) {
 		runFinish(t, rt)
 	})
+	t.Run("HTTPChargeIf counts failed logins only", func(t *testing.T) {
+		runChargeIf(t, rt)
+	})
 }
 
 // ErrPanic is what the /panic route of [Router.Finish] panics with.
@@ -214,6 +220,65 @@ func runFinish(t *testing.T, rt Router) {
 		require.Equal(t, http.StatusTooManyRequests, serve("/quiet").Code)
 		assert.Empty(t, takeFinished())
 	})
+}
+
+// loginAttempts counts the requests that reached the /login handler of
+// [FinishRoutes].
+var loginAttempts atomic.Int64
+
+// runChargeIf checks core.HTTPChargeIf through the framework: on a login
+// route with 5 failed logins a minute, successful logins are never
+// counted, the 6th failed attempt is denied (429) before the handler runs,
+// and so is a right password once the quota is spent; a handler that
+// panics counts as a failure (500), and the charge runs before a user's
+// HTTPFinish, which sees the request charged.
+func runChargeIf(t *testing.T, rt Router) {
+	require.NotNil(t, rt.Finish, "Router.Finish")
+	l := newLimiter(t, nil, core.WithLimits(core.PerMinute(5).WithName("login")))
+	var seen []int64 // what HTTPFinish saw left of alice's quota
+	var mu sync.Mutex
+	left := func() int64 {
+		res, err := l.AllowN(context.Background(), alice, 0)
+		require.NoError(t, err)
+		return res.Binding().Remaining
+	}
+	h := rt.Finish(l, core.HTTPChargeIf(core.FailedRequests), core.HTTPFinish(func(*http.Request, core.Outcome, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, left())
+	}))
+	login := func(password string) *httptest.ResponseRecorder {
+		r := newRequest(step{path: "/login", client: alice})
+		r.Header.Set("X-Password", password)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+
+	for range 3 {
+		w := login("right")
+		require.Equal(t, http.StatusOK, w.Code)
+		assert.Equal(t, &limitItem{"login", 5, 0}, parseLimit(t, w.Header()), "successes are never counted")
+	}
+	for i := range 4 {
+		w := login("guess")
+		require.Equal(t, http.StatusUnauthorized, w.Code, "failed login %d", i+1)
+		assert.Equal(t, int64(5-i), parseLimit(t, w.Header()).r, "the fields show the check, before the charge")
+	}
+	assert.PanicsWithError(t, ErrPanic.Error(), func() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, newRequest(step{path: "/panic", client: alice}))
+	}, "the 5th failure: a panic")
+	assert.Equal(t, []int64{5, 5, 5, 4, 3, 2, 1, 0}, seen, "HTTPFinish runs after the charge")
+	assert.Equal(t, int64(0), left())
+
+	attempts := loginAttempts.Load()
+	for _, pw := range []string{"guess", "right"} {
+		w := login(pw)
+		assert.Equal(t, http.StatusTooManyRequests, w.Code, "password %q after 5 failures", pw)
+		assert.Equal(t, "12", w.Header().Get("Retry-After"), "GCRA at 5 a minute: one attempt back every 12 s")
+	}
+	assert.Equal(t, attempts, loginAttempts.Load(), "denied before the handler ran")
 }
 
 // runPathValue checks that a limiter mounted on one route can key by a path
@@ -416,6 +481,14 @@ var FinishRoutes = map[string]http.HandlerFunc{
 	},
 	"/quiet": func(http.ResponseWriter, *http.Request) {},
 	"/panic": func(http.ResponseWriter, *http.Request) { panic(ErrPanic) },
+	"/login": func(w http.ResponseWriter, r *http.Request) {
+		loginAttempts.Add(1)
+		if r.Header.Get("X-Password") != "right" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte("welcome"))
+	},
 	"/stream": func(w http.ResponseWriter, _ *http.Request) {
 		if err := http.NewResponseController(w).Flush(); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)

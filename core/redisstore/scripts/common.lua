@@ -1,10 +1,14 @@
 -- common.lua: helpers shared by the algorithm functions.
 --
--- Part of the one script that the Go code builds by concatenating, in this
--- order: common.lua, gcra.lua, fast_path.lua, token_bucket.lua,
--- fixed_window.lua, sliding_window.lua, sliding_log.lua,
--- calendar_window.lua, concurrency.lua, take.lua. The KEYS, ARGV and reply of
--- that script are in take.lua (and docs/redis-protocol.md).
+-- Part of the program "take", for takes of several limits (and of one
+-- limit with no program of its own: a calendar window, a concurrency
+-- limit), that the Go code builds by concatenating, in this order:
+-- common.lua, gcra.lua, token_bucket.lua, fixed_window.lua,
+-- sliding_window.lua, sliding_log.lua, calendar_window.lua,
+-- concurrency.lua, take.lua. The KEYS, ARGV and reply of that program are
+-- in take.lua (and docs/redis-protocol.md). A take of one limit of another
+-- algorithm runs take_<algorithm>.lua instead, which writes these helpers
+-- out.
 --   KEYS:  none read here.
 --   ARGV:  none read here (clock reads the value of ARGV[1] it is given).
 --   Reply: none; defines the locals below.
@@ -24,8 +28,7 @@
 --
 -- Redis runs the whole script on every call: every local function here is
 -- built anew each time, so the files define few functions and no closures
--- or tables per limit, and fast_path.lua answers the most common take
--- before the other algorithms are even defined.
+-- or tables per limit, and takes of one limit run a program of their own.
 
 -- Reasons of a denial (0 is "not denied").
 local EXHAUSTED, COST_TOO_HIGH = 1, 2

@@ -1,8 +1,7 @@
 -- gcra.lua: GCRA, one limit (docs/algorithms.md, "GCRA").
 --
--- Part of the one script built from scripts/*.lua (order in common.lua);
--- called by fast_path.lua and take.lua, whose header holds the script's
--- KEYS, ARGV and reply.
+-- Part of the program "take" built from scripts/*.lua (order in common.lua);
+-- called by take.lua, whose header holds the program's KEYS, ARGV and reply.
 --   KEYS:  none read directly; key is one of take.lua's KEYS.
 --   ARGV:  none read directly; now (µs since 2024-01-01T00:00:00Z), cost,
 --          rate (requests per period), period (µs) and capacity (burst)

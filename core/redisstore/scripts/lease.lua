@@ -1,5 +1,5 @@
--- lease.lua: release or renew one lease of a concurrency limit. A script
--- of its own (not part of take.lua's), self-contained.
+-- lease.lua: release or renew one lease of a concurrency limit.
+-- The program "lease", of its own (not part of "take"), self-contained.
 -- Contract for other languages: docs/redis-protocol.md.
 --
 -- KEYS[1]  the concurrency limit's key, <prefix>:{<identity>}:<name>:i,

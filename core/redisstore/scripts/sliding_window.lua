@@ -1,7 +1,7 @@
 -- sliding_window.lua: sliding window counter, one limit
 -- (docs/algorithms.md, "Sliding window counter").
 --
--- Part of the one script built from scripts/*.lua (order in common.lua);
+-- Part of the program "take" built from scripts/*.lua (order in common.lua);
 -- called by take.lua, whose header holds the script's KEYS, ARGV and reply.
 --   KEYS:  none read directly; key is one of take.lua's KEYS.
 --   ARGV:  none read directly; now (µs since 2024-01-01T00:00:00Z), cost,

@@ -1,6 +1,8 @@
 -- take.lua: take cost from every limit of one client, all or nothing.
--- The entry point of the one script built from scripts/*.lua (order in
--- common.lua; fast_path.lua answers one GCRA limit before this file runs).
+-- The entry point of the program "take" built from scripts/*.lua (order in
+-- common.lua), which the Go store runs for takes of several limits and of
+-- one calendar or concurrency limit (one limit of another algorithm runs
+-- take_<algorithm>.lua; this program decides it alike).
 -- Contract for other languages: docs/redis-protocol.md.
 --
 -- KEYS[i]  the state key of limit i, <prefix>:{<identity>}:<name>:<tag>;

@@ -1,7 +1,9 @@
 -- test_clock_expiry.lua: for the redisstore tests only, never in production.
 --
--- Prepended to the take script by NewWithTestClockExpiry (export_test.go),
--- so that the script's TTLs run on the test clock of ARGV[1] instead of the
+-- Prepended to each program by NewWithTestClockExpiry (export_test.go),
+-- so that the program's TTLs run on the test clock (ARGV[1] of the program
+-- "take", the last ARGV of the one-limit programs, where
+-- NewWithTestClockExpiry makes the line below read ARGV[#ARGV]) instead of the
 -- server's own clock, as a memstore's expiries do. Without it, a key with a
 -- TTL of 1 ms vanishes in real time while its state is live on a test clock
 -- that stands still, and a key whose state is long back to its default on
@@ -13,8 +15,8 @@
 -- both keys a real TTL of 10 minutes instead. Before the script runs, each
 -- of its KEYS whose recorded instant is before now is deleted, as a memstore
 -- removes an expired entry when a take looks it up.
---   KEYS, ARGV, reply: those of take.lua (or lease.lua, whose ARGV[1] is
---          now too); ARGV[1] must be a test clock.
+--   KEYS, ARGV, reply: those of the program (lease.lua's ARGV[1] is now,
+--          as take.lua's); it must have a test clock.
 
 local test_redis = redis
 local test_now = tonumber(ARGV[1])

@@ -75,9 +75,11 @@ func Run(t *testing.T, newHandler func(core.Store) (http.Handler, error)) {
 		assert.Equal(t, http.StatusOK, w.Code)
 		assert.Equal(t, `"burst";q=1000;w=1, "daily";q=10000000;w=86400`, w.Header().Get("RateLimit-Policy"))
 	})
-	t.Run("login: 5 per minute per account and IP", func(t *testing.T) {
+	t.Run("login: 5 failed logins per minute per account and IP", func(t *testing.T) {
+		w := expectStatus(t, h, login(account, password, ipB), http.StatusOK, 7)
+		assert.Equal(t, `"login";r=5;t=0`, w.Header().Get("RateLimit"), "successful logins are not counted")
 		expectStatus(t, h, login(account, "guess", ipB), http.StatusUnauthorized, 5)
-		w := serve(h, login(account, password, ipB))
+		w = serve(h, login(account, password, ipB))
 		assert.Equal(t, http.StatusTooManyRequests, w.Code, "even the right password waits")
 		assert.Equal(t, "60", w.Header().Get("Retry-After"), "sliding log: all five attempts came at one instant, so the oldest leaves the window 60 s later")
 		assert.Equal(t, http.StatusUnauthorized, serve(h, login("bob", "guess", ipB)).Code, "another account")

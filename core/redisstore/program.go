@@ -1,0 +1,105 @@
+package redisstore
+
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimitkit/ratelimit/core"
+)
+
+// oneLimit describes the program of a take of one limit, by algorithm:
+// clock.lua (test_clock.lua with a test clock) followed by its file, which
+// runs that algorithm and nothing else. Its ARGV are rate, period (µs),
+// the capacity if capacity is set, and the cost, the last two optional
+// ([Store.oneArgs]); with a test clock, now follows them.
+var oneLimit = [...]struct {
+	name     string
+	capacity bool
+}{
+	core.GCRA:          {"take_gcra", true},
+	core.TokenBucket:   {"take_token_bucket", true},
+	core.FixedWindow:   {"take_fixed_window", false},
+	core.SlidingWindow: {"take_sliding_window", false},
+	core.SlidingLog:    {"take_sliding_log", false},
+}
+
+// programs are the scripts a store runs. Redis runs the whole text of a
+// script on every call, definitions included, so a take of one limit runs
+// a program that holds only its algorithm's code; takes of several limits
+// run the joined program, which defines every algorithm and evaluates them
+// all before writing. A take of one calendar or concurrency limit runs the
+// joined program too. Releases and renewals of leases run a program of
+// their own.
+type programs struct {
+	one   [len(oneLimit)]program // by core.Algorithm
+	many  program                // "take"
+	lease program                // "lease": Release and Renew
+}
+
+// A program is one script and its text (go-redis keeps only the hash).
+type program struct {
+	name   string
+	src    string
+	script *redis.Script
+}
+
+func newProgram(name, src string) program {
+	return program{name: name, src: src, script: redis.NewScript(src)}
+}
+
+// newPrograms builds the programs from the embedded files, with the test
+// clock's (now sent as an argument) if testClock is set.
+func newPrograms(testClock bool) (programs, error) {
+	clock := "clock.lua"
+	if testClock {
+		clock = "test_clock.lua"
+	}
+	var p programs
+	for a, one := range oneLimit {
+		src, err := concat(clock, one.name+".lua")
+		if err != nil {
+			return programs{}, err
+		}
+		p.one[a] = newProgram(one.name, src)
+	}
+	src, err := joinedSource()
+	if err != nil {
+		return programs{}, err
+	}
+	p.many = newProgram("take", src)
+	if src, err = concat(leaseFile); err != nil {
+		return programs{}, err
+	}
+	p.lease = newProgram("lease", src)
+	return p, nil
+}
+
+// choose returns the program of a take of limits: that of its algorithm
+// for one limit that has one ([hasOwn]), else "take".
+func (p *programs) choose(limits []core.Limit) *redis.Script {
+	if hasOwn(limits) {
+		return p.one[limits[0].Algorithm].script
+	}
+	return p.many.script
+}
+
+// hasOwn reports whether a take of limits runs a program of its own
+// algorithm: one limit of the five classic algorithms. Calendar and
+// concurrency limits, and several limits, run "take". choose and
+// [Store.args] ask it both, so the program and its ARGV agree.
+func hasOwn(limits []core.Limit) bool {
+	return len(limits) == 1 && int(limits[0].Algorithm) < len(oneLimit)
+}
+
+// list returns the programs as Scripts: the one-limit ones in the order of
+// core.Algorithm, then "take", then "lease".
+func (p *programs) list() []Script {
+	scripts := make([]Script, 0, len(p.one)+2)
+	for _, one := range p.one {
+		scripts = append(scripts, one.export())
+	}
+	return append(scripts, p.many.export(), p.lease.export())
+}
+
+func (p program) export() Script {
+	return Script{Name: p.name, Source: p.src, SHA1: p.script.Hash()}
+}

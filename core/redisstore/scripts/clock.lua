@@ -1,0 +1,13 @@
+-- clock.lua: the clock of the one-limit programs. Each take_<algorithm>.lua
+-- program is this file followed by take_<algorithm>.lua (docs/redis-protocol.md).
+--   KEYS, ARGV: none read here.
+--   Defines:    now, the server's TIME in µs since 2024-01-01T00:00:00Z
+--               (Unix 1704067200), an integer.
+-- On Redis before 5.0 a script may write after TIME only once it called
+-- redis.replicate_commands().
+
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
+local time = redis.call('TIME')
+local now = (tonumber(time[1]) - 1704067200) * 1000000 + tonumber(time[2])

@@ -1,0 +1,135 @@
+-- take_sliding_log.lua: take cost from one sliding window log limit
+-- (docs/algorithms.md, "Sliding window log"). The program is clock.lua
+-- (which defines now) followed by this file; it decides exactly as take.lua
+-- does for one sliding log limit, and defines nothing it does not run:
+-- sliding_log.lua's helpers are written out where they are used.
+--
+-- KEYS[1]  the state key, <prefix>:{<identity>}:<name>:l
+-- ARGV[1]  rate: requests per window (also the capacity)
+-- ARGV[2]  period: the window length, µs
+-- ARGV[3]  cost: non-negative integer, 0 peeks (charges nothing); may be
+--          left out when it is 1
+-- Reply    {allowed, reason, remaining, reset_after (µs), retry_after (µs)},
+--          as take_gcra.lua.
+-- State    a sorted set of runs, one member per admitting take: score = its
+--          time in µs, member "r<u>:<c>" = c request units, the last of
+--          which is unit number u of the key; a member that is not a run
+--          (the layout before runs) counts as one unit. The layout, the
+--          counting and the expiry are sliding_log.lua's, which explains
+--          them; evaluating prunes expired runs even when nothing is charged.
+
+local key = KEYS[1]
+local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
+local rate, period = tonumber(ARGV[1]), tonumber(ARGV[2])
+local cost = tonumber(ARGV[3]) or 1
+local RUN = '^r(%d+):(%d+)$' -- a run member: its u and c
+local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+local newest_at = tonumber(newest[2])
+local at = now -- the log's time: never before its newest run
+if newest_at then
+  at = max(now, newest_at)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', at - period))
+end
+local live = newest_at and newest_at > at - period
+-- The window holds n units: f members at the start counted one each, then
+-- the runs after unit number base; size is the members when read, or nil
+-- (sliding_log.lua's log_window).
+local n, f, base, size = 0, 0, 0, nil
+local u_new, c_new
+if live then
+  u_new, c_new = string.match(newest[1], RUN)
+  u_new, c_new = tonumber(u_new), tonumber(c_new)
+  if u_new == nil then
+    size = redis.call('ZCARD', key)
+    n, f = size, size
+  else
+    local first = redis.call('ZRANGE', key, 0, 0)[1]
+    local u_first, c_first = u_new, c_new -- a log of one run
+    if first ~= newest[1] then
+      u_first, c_first = string.match(first, RUN)
+      if u_first == nil then
+        -- Members from before runs come first: find the first run.
+        size = redis.call('ZCARD', key)
+        local lo, hi = 1, size - 1 -- the newest member is a run
+        while lo < hi do
+          local mid = floor((lo + hi) / 2)
+          if string.match(redis.call('ZRANGE', key, mid, mid)[1], RUN) then
+            hi = mid
+          else
+            lo = mid + 1
+          end
+        end
+        f, first = lo, redis.call('ZRANGE', key, lo, lo)[1]
+        u_first, c_first = string.match(first, RUN)
+      end
+      u_first, c_first = tonumber(u_first), tonumber(c_first)
+    end
+    base = u_first - c_first
+    local least = c_new -- the units the first and the newest run hold
+    if first ~= newest[1] then
+      least = c_first + c_new
+    end
+    if u_new - base < least then -- numbered out of order: count members
+      size = size or redis.call('ZCARD', key)
+      n, f, base = size, size, 0
+    else
+      n = f + u_new - base
+    end
+  end
+end
+local reset_before = 0
+if n > 0 then
+  reset_before = newest_at + period - now
+end
+-- math.max: a rate lowered under a live key may be overdrawn.
+local before = max(0, rate - n)
+if cost > rate then
+  return {0, 2, before, reset_before, 0}
+end
+if cost == 0 then
+  return {1, 0, before, reset_before, 0}
+end
+if n + cost > rate then
+  -- The k-th oldest unit must leave the window: one of the first f
+  -- members, or else the first run whose last unit is at least unit
+  -- base + k - f, found by bisection (sliding_log.lua's log_kth).
+  local k = n + cost - rate
+  local oldest
+  if k <= f then
+    oldest = redis.call('ZRANGE', key, k - 1, k - 1, 'WITHSCORES')[2]
+  else
+    local target = base + k - f
+    local run = redis.call('ZRANGE', key, f, f, 'WITHSCORES')
+    local u = tonumber((string.match(run[1], RUN)))
+    if u and u >= target then
+      oldest = run[2]
+    else
+      local lo, hi = f + 1, (size or redis.call('ZCARD', key)) - 1 -- the newest run holds the target
+      while lo < hi do
+        local mid = floor((lo + hi) / 2)
+        u = tonumber((string.match(redis.call('ZRANGE', key, mid, mid)[1], RUN)))
+        if u and u >= target then
+          hi = mid
+        else
+          lo = mid + 1
+        end
+      end
+      oldest = redis.call('ZRANGE', key, lo, lo, 'WITHSCORES')[2]
+    end
+  end
+  return {0, 1, before, reset_before, tonumber(oldest) + period - now}
+end
+local u, c, old = cost, cost, false
+if u_new then -- the newest member is a live run
+  u = u_new + cost
+  if newest_at == at then -- same µs: the new run replaces it
+    c, old = c_new + cost, newest[1]
+  end
+end
+local reset_after = at + period - now
+if old then
+  redis.call('ZREM', key, old)
+end
+redis.call('ZADD', key, string.format('%d', at), 'r' .. string.format('%d', u) .. ':' .. string.format('%d', c))
+redis.call('PEXPIRE', key, max(1, ceil(reset_after / 1000)))
+return {1, 0, max(0, rate - n - cost), reset_after, 0}
