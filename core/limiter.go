@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -175,6 +177,18 @@ func (l *Limiter) checkLeaser() error {
 		}
 	}
 	return nil
+}
+
+// leasedLimit returns a tier with a Concurrency limit and the name of
+// that limit; ok is false when no tier has one. Tiers are visited in
+// name order, so the answer is the same on every call.
+func (l *Limiter) leasedLimit() (tier, limit string, ok bool) {
+	for _, name := range slices.Sorted(maps.Keys(l.plans)) {
+		if p := l.plans[name]; len(p.leased) > 0 {
+			return p.name, p.limits[p.leased[0]].Name, true
+		}
+	}
+	return "", "", false
 }
 
 // MustNewLimiter is like [NewLimiter] but panics on invalid configuration.
