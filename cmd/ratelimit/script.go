@@ -78,5 +78,5 @@ func scriptPurpose(name string) string {
 		}
 		return "a take of one " + strings.ReplaceAll(alg, "_", " ") + " limit"
 	}
-	return "a take of several limits"
+	return "a take of several limits, or of one calendar or concurrency limit"
 }

@@ -112,7 +112,7 @@ func TestScriptListsEveryProgram(t *testing.T) {
 	code, out, _ := cli(t, "script")
 	require.Equal(t, exitOK, code)
 	for _, s := range redisstore.Scripts() {
-		assert.Regexp(t, `(?m)^`+s.SHA1+`  `+s.Name+` +(a take of (one [a-zA-Z ]+ limit|several limits)|the release or renewal of a concurrency lease)$`, out)
+		assert.Regexp(t, `(?m)^`+s.SHA1+`  `+s.Name+` +(a take of (one [a-zA-Z ]+ limit|several limits, or of one calendar or concurrency limit)|the release or renewal of a concurrency lease)$`, out)
 	}
 	code, _, stderr := cli(t, "script", "nope")
 	assert.Equal(t, exitError, code)
