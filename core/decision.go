@@ -49,6 +49,12 @@ func (r Reason) String() string {
 //   - RetryAfter: zero when allowed; otherwise the exact wait until a request
 //     of the same cost would pass this limit, if no other requests arrive.
 //     Zero also when Reason is CostTooHigh (waiting never helps).
+//
+// For a [Concurrency] limit, Remaining is the leases still free (Rate minus
+// the requests in flight, [Decision.InFlight]), ResetAfter the time until
+// the newest lease expires, and RetryAfter an estimate: the time until the
+// oldest lease expires, at most [ConcurrencyRetryAfter] (leases are
+// usually released sooner).
 type Decision struct {
 	Limit      Limit
 	Allowed    bool
@@ -56,6 +62,17 @@ type Decision struct {
 	Remaining  int64
 	ResetAfter time.Duration
 	RetryAfter time.Duration
+}
+
+// InFlight returns the requests in flight that a [Concurrency] limit saw,
+// this one included when it took a lease: Rate − Remaining. It is zero for
+// other algorithms. A Rate lowered below the leases in flight reads as
+// Rate (Remaining is never negative).
+func (d Decision) InFlight() int64 {
+	if !d.Limit.Algorithm.leased() {
+		return 0
+	}
+	return max(0, d.Limit.Rate-d.Remaining)
 }
 
 // A Result is the outcome of one request: the decision of every limit of
@@ -86,6 +103,13 @@ type Result struct {
 	// Err is the store error behind a degraded Result. It is for logs and
 	// metrics; never show its text to a client.
 	Err error
+	// Lease is what an admitted request holds on the [Concurrency] limits
+	// of its tier; give it back with [Limiter.Release] when the request
+	// ends. It is nil when the tier has no Concurrency limit and when
+	// nothing was taken: a denial, a peek, a shadowed denial, or a
+	// degraded Result that failed open (concurrency is then not
+	// enforced; with [FailLocal] the fallback store holds the lease).
+	Lease *Lease
 
 	limits []Limit                 // one per decision; a Limiter's are its tier's, shared
 	inline [inlineVerdicts]verdict // the verdicts, when there are at most inlineVerdicts

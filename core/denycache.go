@@ -141,10 +141,13 @@ func (c *denyCache) release(k denyKey, probe chan struct{}, exhausted bool) {
 }
 
 // put caches a denied result whose binding decision waits RetryAfter.
-// Results that waiting cannot change (cost too high) are not cached.
+// Results that waiting cannot change (cost too high) are not cached, nor
+// are denials of a [Concurrency] limit: a lease released on any node
+// admits the next request at once, so its RetryAfter is an estimate, and a
+// cached denial would block a client whose requests already ended.
 func (c *denyCache) put(k denyKey, cost int64, res *Result, now time.Time) {
 	b := res.Binding()
-	if b.Reason != Exhausted || b.RetryAfter <= 0 {
+	if b.Reason != Exhausted || b.RetryAfter <= 0 || res.inFlightDenied() {
 		return
 	}
 	e := &denyEntry{until: now.Add(b.RetryAfter), cost: cost, at: now, res: *res}
@@ -155,6 +158,16 @@ func (c *denyCache) put(k denyKey, cost int64, res *Result, now time.Time) {
 	}
 	c.entries[k] = e
 	c.held.Store(int64(len(c.entries)))
+}
+
+// inFlightDenied reports whether a Concurrency limit denied r.
+func (r *Result) inFlightDenied() bool {
+	for i, l := range r.limits {
+		if l.Algorithm.leased() && !r.verdict(i).allowed {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *denyCache) evict(now time.Time) {

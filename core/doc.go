@@ -26,7 +26,9 @@
 //   - A [Limit] is one quota: a rate per period ([PerSecond], [PerMinute],
 //     [PerHour], [PerDay], [Every]), a burst, an [Algorithm]; calendar
 //     quotas ([PerCalendarDay], [PerCalendarWeek], [PerCalendarMonth])
-//     reset at local midnight, on Mondays, on the 1st.
+//     reset at local midnight, on Mondays, on the 1st; [Concurrent] limits
+//     requests in flight, each admitted one holding a lease until
+//     [Limiter.Release].
 //   - A [Tier] is the limits a class of clients gets together ([WithTier],
 //     [WithTiers], [RecipeTiers]); all of a tier's limits are checked and
 //     charged in one atomic store call, all or nothing. A [TierResolver]

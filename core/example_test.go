@@ -107,3 +107,31 @@ func Example() {
 	// refused by 10-per-1s; retry within 100ms: true
 	// admitted: 20
 }
+
+// A concurrency limit beside a rate limit: at most 2 requests of a client
+// in flight. Each admitted request holds a lease, given back with Release
+// when it ends (an HTTP middleware does it after the handler returns); a
+// third request while two are in flight is denied, with a RetryAfter
+// estimate, and takes nothing from the rate limit.
+func ExampleLimiter_Release() {
+	limiter := core.MustNewLimiter(frozenStore(), core.WithLimits(core.PerMinute(100), core.Concurrent(2)))
+	ctx := context.Background()
+	var running []core.Result
+	for i := 1; i <= 3; i++ {
+		res, _ := limiter.Allow(ctx, "203.0.113.7")
+		b := res.Binding()
+		fmt.Printf("request %d: allowed=%t lease=%t binding=%s in_flight=%d retry_after=%s\n",
+			i, res.Allowed, res.Lease != nil, b.Limit.Name, res.Decision(1).InFlight(), b.RetryAfter)
+		if res.Allowed {
+			running = append(running, res)
+		}
+	}
+	_ = limiter.Release(ctx, running[0]) // the first request ended
+	res, _ := limiter.Allow(ctx, "203.0.113.7")
+	fmt.Printf("after a release: allowed=%t in_flight=%d\n", res.Allowed, res.Decision(1).InFlight())
+	// Output:
+	// request 1: allowed=true lease=true binding=2-in-flight in_flight=1 retry_after=0s
+	// request 2: allowed=true lease=true binding=2-in-flight in_flight=2 retry_after=0s
+	// request 3: allowed=false lease=false binding=2-in-flight in_flight=2 retry_after=1s
+	// after a release: allowed=true in_flight=2
+}

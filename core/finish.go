@@ -17,9 +17,9 @@ type FinishFunc = func(r *http.Request, o Outcome, status int)
 // panic goes on), with the final status of the response: what the handler
 // wrote, 200 when it wrote nothing, 500 when it panicked before writing
 // (what a recovering middleware answers). For work that needs the
-// response, such as counting statuses per tier. fn runs after the charge
-// of [HTTPChargeIf], when there is one. A panic in fn itself is not
-// recovered.
+// response, such as counting statuses per tier. fn runs after the
+// middleware's own steps: the release of a [Concurrency] limit's lease and
+// the charge of [HTTPChargeIf]. A panic in fn itself is not recovered.
 func HTTPFinish(fn FinishFunc) HTTPOption {
 	return func(m *Middleware) error {
 		if err := once(m.given, "HTTPFinish"); err != nil {
@@ -34,10 +34,14 @@ func HTTPFinish(fn FinishFunc) HTTPOption {
 }
 
 // orderFinish lists the work after the handler, once every option is
-// applied: the middleware's own steps first (the charge of [HTTPChargeIf]),
-// in a fixed order, then the user's [HTTPFinish], so that a panic in it
+// applied: the middleware's own steps first, in a fixed order (the release
+// of the lease when a tier has a [Concurrency] limit, the charge of
+// [HTTPChargeIf]), then the user's [HTTPFinish], so that a panic in it
 // skips none of them. Without any, m.after stays nil.
 func (m *Middleware) orderFinish() {
+	if _, _, ok := m.limiter.leasedLimit(); ok {
+		m.after = append(m.after, m.releaseAfter)
+	}
 	if m.chargeIf != nil {
 		m.after = append(m.after, m.chargeAfter)
 	}
@@ -47,7 +51,8 @@ func (m *Middleware) orderFinish() {
 }
 
 // Finishes reports whether m has work after the handler ([Middleware.Finish]
-// does something): [HTTPFinish], [HTTPChargeIf]. Adapters skip reading the
+// does something): [HTTPFinish], [HTTPChargeIf], a [Concurrency] limit in
+// a tier of the limiter. Adapters skip reading the
 // status, and net/http wrapping the ResponseWriter, when it does not, so
 // the common path costs nothing.
 func (m *Middleware) Finishes() bool { return len(m.after) > 0 }
@@ -56,11 +61,23 @@ func (m *Middleware) Finishes() bool { return len(m.after) > 0 }
 // handler of a request Decide allowed has returned, or while it panics,
 // before the panic goes on, with the response's final status (see
 // [HTTPFinish] for the status of a panic). It runs the steps of m in
-// order: the charge of [HTTPChargeIf], then the [HTTPFinish] func. It does
-// nothing unless m [Middleware.Finishes].
+// order: the release of the request's lease ([Limiter.Release]), the
+// charge of [HTTPChargeIf], then the [HTTPFinish] func. It does nothing
+// unless m [Middleware.Finishes].
 func (m *Middleware) Finish(w http.ResponseWriter, r *http.Request, o Outcome, status int) {
 	for _, step := range m.after {
 		step(r, o, status)
+	}
+}
+
+// releaseAfter is the step after the handler of a [Concurrency] limit: it
+// gives the request's lease back ([Limiter.Release], which survives the
+// client hanging up), when the Outcome holds one. A failed release is
+// reported to the limiter's [ReleaseObserver]s (SlogObserver logs it) and
+// never turned into a response; the lease then expires by its TTL.
+func (m *Middleware) releaseAfter(r *http.Request, o Outcome, _ int) {
+	if o.Result.Lease != nil {
+		_ = m.limiter.Release(r.Context(), o.Result)
 	}
 }
 

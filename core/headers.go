@@ -174,10 +174,17 @@ func resetDelay(d Decision) time.Duration {
 // comes back at its end, ResetAfter. The sliding window and log free quota
 // as old requests leave the window, which their decisions do not say; for
 // them t stays ResetAfter, later than the truth, which the draft allows
-// ("the server MAY arbitrarily alter the reset parameter value").
+// ("the server MAY arbitrarily alter the reset parameter value"). A
+// [Concurrency] limit frees a place when any request in flight ends, which
+// is usually long before its lease expires (ResetAfter): its t is the
+// estimate its denials give as RetryAfter, at most [ConcurrencyRetryAfter]
+// (0 when nothing is in flight: the quota is full).
 func moreQuotaDelay(d Decision) time.Duration {
 	if !d.Allowed && d.Reason == Exhausted {
 		return max(time.Second, d.RetryAfter)
+	}
+	if d.Limit.Algorithm.leased() {
+		return min(d.ResetAfter, ConcurrencyRetryAfter)
 	}
 	missing := d.Limit.Capacity() - d.Remaining - 1
 	if missing < 0 || (d.Limit.Algorithm != GCRA && d.Limit.Algorithm != TokenBucket) {

@@ -45,6 +45,10 @@ func TestSetHeaders(t *testing.T) {
 	failClosed.Degraded = true
 	shadowed := exhausted
 	shadowed.Allowed, shadowed.Shadowed = true, true
+	inFlight := core.Concurrent(2)
+	oneInFlight := core.NewResult(core.Decision{Limit: inFlight, Allowed: true, Remaining: 1, ResetAfter: 30 * time.Second})
+	noneInFlight := core.NewResult(core.Decision{Limit: inFlight, Allowed: true, Remaining: 2})
+	allInFlight := core.NewResult(core.Decision{Limit: inFlight, Reason: core.Exhausted, ResetAfter: 29 * time.Second, RetryAfter: 400 * time.Millisecond})
 
 	tests := []struct {
 		name    string
@@ -98,6 +102,22 @@ func TestSetHeaders(t *testing.T) {
 		{"shadowed: state as the limits see it, no Retry-After", shadowed, core.HeadersIETF, http.Header{
 			"Ratelimit-Policy": {`"per-second";q=10;w=1, "daily";q=1000;w=86400`},
 			"Ratelimit":        {`"per-second";r=0;t=2`},
+		}},
+		{"concurrency, admitted: t is the estimate of a place freed, not the lease TTL", oneInFlight, core.HeadersIETF | core.HeadersLegacy, http.Header{
+			"Ratelimit-Policy":    {`"2-in-flight";q=2;w=30`},
+			"Ratelimit":           {`"2-in-flight";r=1;t=1`},
+			"Ratelimit-Limit":     {"2"},
+			"Ratelimit-Remaining": {"1"},
+			"Ratelimit-Reset":     {"30"}, // legacy: until the newest lease expires
+		}},
+		{"concurrency, nothing in flight: t=0", noneInFlight, core.HeadersIETF, http.Header{
+			"Ratelimit-Policy": {`"2-in-flight";q=2;w=30`},
+			"Ratelimit":        {`"2-in-flight";r=2;t=0`},
+		}},
+		{"concurrency, denied: t and Retry-After the estimate, at least 1", allInFlight, core.HeadersIETF, http.Header{
+			"Ratelimit-Policy": {`"2-in-flight";q=2;w=30`},
+			"Ratelimit":        {`"2-in-flight";r=0;t=1`},
+			"Retry-After":      {"1"},
 		}},
 		{"no decisions: nothing", core.Result{}, core.HeadersIETF, http.Header{}},
 	}

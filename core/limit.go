@@ -40,16 +40,23 @@ const (
 	// Make one with [PerCalendarDay], [PerCalendarWeek] or
 	// [PerCalendarMonth].
 	CalendarWindow
+	// Concurrency limits requests in flight, not requests per time: at
+	// most Rate requests of a client hold a lease at once. A request takes
+	// a lease when it is admitted and gives it back with [Limiter.Release];
+	// a lease never released (a node that died) expires after Period, the
+	// lease TTL. Make one with [Concurrent].
+	Concurrency
 
 	numAlgorithms
 )
 
-var algorithmNames = [numAlgorithms]string{"gcra", "token_bucket", "fixed_window", "sliding_window", "sliding_log", "calendar_window"}
+var algorithmNames = [numAlgorithms]string{"gcra", "token_bucket", "fixed_window", "sliding_window", "sliding_log", "calendar_window", "concurrency"}
 
 // algorithmTags are one-letter suffixes for store keys, so that a limit
 // whose algorithm changes starts from fresh state instead of misreading the
-// state of another algorithm.
-var algorithmTags = [numAlgorithms]string{"g", "t", "f", "s", "l", "c"}
+// state of another algorithm. Concurrency is "i", for in flight ("c" is
+// the calendar's).
+var algorithmTags = [numAlgorithms]string{"g", "t", "f", "s", "l", "c", "i"}
 
 // String returns the algorithm's name as used in docs and metrics.
 func (a Algorithm) String() string {
@@ -66,6 +73,10 @@ func (a Algorithm) Tag() string {
 	}
 	return algorithmTags[a]
 }
+
+// leased reports whether the algorithm counts leases of requests in
+// flight ([Concurrency]) rather than requests per time.
+func (a Algorithm) leased() bool { return a == Concurrency }
 
 // windowed reports whether the algorithm counts in windows, where the quota
 // is Rate per Period and Burst has no separate meaning.
@@ -93,10 +104,12 @@ type Limit struct {
 	// Name identifies the limit: letters, digits, '_', '-' and '.', at most
 	// 32 bytes. Empty means a name derived from Rate and Period ("10-per-1s").
 	Name string
-	// Rate is how many requests the limit admits per Period, on average.
+	// Rate is how many requests the limit admits per Period, on average;
+	// for [Concurrency], how many may be in flight at once.
 	Rate int64
 	// Period is the length of the window (window algorithms) or the time
-	// in which Rate tokens are refilled (GCRA, TokenBucket).
+	// in which Rate tokens are refilled (GCRA, TokenBucket); for
+	// [Concurrency], the lease TTL.
 	Period time.Duration
 	// Burst is the capacity: how many requests can pass at once after a
 	// quiet spell. Zero means Rate. Only GCRA and TokenBucket accept a
@@ -125,6 +138,29 @@ func PerDay(rate int64) Limit { return Limit{Rate: rate, Period: 24 * time.Hour}
 // Every returns a limit of one request per interval: Every(3*time.Minute)
 // is one request every three minutes, Every(2*time.Second) is 0.5 per second.
 func Every(interval time.Duration) Limit { return Limit{Rate: 1, Period: interval} }
+
+// DefaultLeaseTTL is the lease TTL of [Concurrent]: how long a lease that
+// is never released (its node died) keeps its place. It is well above the
+// duration of a normal request; a longer one renews its lease
+// ([Limiter.Renew]) or uses a longer TTL ([Limit.WithLeaseTTL]).
+const DefaultLeaseTTL = 30 * time.Second
+
+// Concurrent returns a [Concurrency] limit: at most n requests of a client
+// in flight at once, across every node sharing the store, with leases that
+// expire after [DefaultLeaseTTL] when they are not released. Rate holds n
+// and Period the lease TTL; the derived name is "<n>-in-flight".
+//
+// A request of any cost above zero takes one lease: a concurrency limit
+// counts requests, whose cost is their duration, while the cost of the
+// rate limits beside it in a tier weighs their quota. A cost of zero peeks
+// (reports the leases in flight, takes none).
+func Concurrent(n int64) Limit {
+	return Limit{Rate: n, Period: DefaultLeaseTTL, Algorithm: Concurrency}
+}
+
+// WithLeaseTTL returns l with lease TTL ttl (its Period). It is meant for a
+// [Concurrency] limit, where a lease not released expires after ttl.
+func (l Limit) WithLeaseTTL(ttl time.Duration) Limit { l.Period = ttl; return l }
 
 // WithBurst returns l with capacity burst.
 func (l Limit) WithBurst(burst int64) Limit { l.Burst = burst; return l }
@@ -167,20 +203,33 @@ const (
 	// 120,000 per day, a burst of 120,000 days, would overflow a
 	// time.Duration (292 years) and the stores' exact float64 µs.
 	maxRefill = maxPeriod
+	// maxInFlight bounds the Rate of a Concurrency limit: each lease is a
+	// stored entry (about 100 bytes on Redis), so a client's leases stay
+	// under a megabyte.
+	maxInFlight = 10_000
+	// minLeaseTTL and maxLeaseTTL bound the Period (lease TTL) of a
+	// Concurrency limit: Redis expires keys in whole milliseconds, and a
+	// lease that outlives a day is a leak, not a request.
+	minLeaseTTL = time.Millisecond
+	maxLeaseTTL = 24 * time.Hour
 )
 
 // EffectiveName returns Name, or when Name is empty the name derived from
 // Rate and Period: "10-per-1s", "100-per-1m", "10000-per-1d",
 // "1-per-500us" (the period in the largest unit that divides it exactly);
 // for a calendar quota from Rate, the unit and the zone, '/' written '.':
-// "10000-per-month-Europe.Madrid". A derived name longer than 32 bytes
-// fails [Limit.Validate]; set Name then. A [Limiter] derives it once,
-// when it is built.
+// "10000-per-month-Europe.Madrid"; for a [Concurrency] limit "2-in-flight"
+// (the lease TTL is not part of it: changing the TTL keeps the leases in
+// flight). A derived name longer than 32 bytes fails [Limit.Validate]; set
+// Name then. A [Limiter] derives it once, when it is built.
 func (l Limit) EffectiveName() string {
 	if l.Name != "" {
 		return l.Name
 	}
 	b := strconv.AppendInt(make([]byte, 0, 48), l.Rate, 10)
+	if l.Algorithm.leased() {
+		return string(append(b, "-in-flight"...))
+	}
 	b = append(b, "-per-"...)
 	if l.Algorithm == CalendarWindow {
 		return string(appendCalendarName(b, l.Calendar))
@@ -221,6 +270,9 @@ func (l Limit) Validate() error {
 
 // validate is Validate without the package prefix, for wrapping.
 func (l Limit) validate() error {
+	if l.Algorithm.leased() {
+		return l.validateLeased()
+	}
 	switch {
 	case l.Rate <= 0:
 		return fmt.Errorf("limit %q: Rate must be positive, got %d", l.EffectiveName(), l.Rate)
@@ -244,6 +296,28 @@ func (l Limit) validate() error {
 	case refillsTooSlowly(l.Capacity(), l.Period, l.Rate):
 		return fmt.Errorf("limit %q: Burst %d refills in Burst × Period / Rate = %d × %s / %d, longer than 366 days; Burst must be at most %d at this Rate and Period",
 			l.EffectiveName(), l.Capacity(), l.Capacity(), l.Period, l.Rate, maxBurst(l.Period, l.Rate))
+	}
+	if err := l.Calendar.validate(l.EffectiveName(), l.Algorithm, l.Period); err != nil {
+		return err
+	}
+	return validateField("limit Name", l.EffectiveName(), maxNameLen)
+}
+
+// validateLeased is validate for a [Concurrency] limit, whose Rate is the
+// most requests in flight and Period the lease TTL.
+func (l Limit) validateLeased() error {
+	switch {
+	case l.Rate < 1:
+		return fmt.Errorf("limit %q: Rate (requests in flight) must be at least 1, got %d", l.EffectiveName(), l.Rate)
+	case l.Rate > maxInFlight:
+		return fmt.Errorf("limit %q: Rate (requests in flight) must be at most %d, got %d", l.EffectiveName(), maxInFlight, l.Rate)
+	case l.Period < minLeaseTTL:
+		return fmt.Errorf("limit %q: Period (lease TTL) must be at least %s, got %s", l.EffectiveName(), minLeaseTTL, l.Period)
+	case l.Period > maxLeaseTTL:
+		return fmt.Errorf("limit %q: Period (lease TTL) must be at most %s, got %s", l.EffectiveName(), maxLeaseTTL, l.Period)
+	case l.Burst != 0 && l.Burst != l.Rate:
+		return fmt.Errorf("limit %q: Burst %d differs from Rate %d, but concurrency counts requests in flight and has no separate burst",
+			l.EffectiveName(), l.Burst, l.Rate)
 	}
 	if err := l.Calendar.validate(l.EffectiveName(), l.Algorithm, l.Period); err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -30,7 +32,10 @@ var (
 //
 // [Limiter.Take] (and its shorthands Allow and AllowN) answers at once,
 // admitted or denied: what HTTP middleware wants. Callers outside HTTP that
-// would rather wait their turn use [Limiter.WaitTake] (Wait, WaitN).
+// would rather wait their turn use [Limiter.WaitTake] (Wait, WaitN). A tier
+// with a [Concurrency] limit also needs the end of the request: give
+// [Result.Lease] back with [Limiter.Release] (and extend it with
+// [Limiter.Renew] for a request longer than the lease TTL).
 //
 // A Limiter is safe for concurrent use and needs no Close: it starts no
 // goroutine. Make one with [NewLimiter].
@@ -118,6 +123,9 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if err := l.addPlans(c); err != nil {
 		return nil, err
 	}
+	if err := l.checkLeaser(); err != nil {
+		return nil, err
+	}
 	if c.resolver != nil {
 		l.tiers = newTierCache(c.resolver, c.cacheTTL, c.cacheSize, l.now)
 	}
@@ -153,6 +161,36 @@ func (l *Limiter) addPlans(c config) error {
 	return nil
 }
 
+// checkLeaser reports a tier with a Concurrency limit over a store (or
+// fallback store) that cannot hold leases.
+func (l *Limiter) checkLeaser() error {
+	for _, p := range l.plans {
+		if len(p.leased) == 0 {
+			continue
+		}
+		name := p.limits[p.leased[0]].Name
+		if _, ok := l.store.(Leaser); !ok {
+			return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, but the store %T does not implement core.Leaser", p.name, name, l.store)
+		}
+		if _, ok := l.fallback.(Leaser); l.fallback != nil && !ok {
+			return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, but the fallback store %T does not implement core.Leaser", p.name, name, l.fallback)
+		}
+	}
+	return nil
+}
+
+// leasedLimit returns a tier with a Concurrency limit and the name of
+// that limit; ok is false when no tier has one. Tiers are visited in
+// name order, so the answer is the same on every call.
+func (l *Limiter) leasedLimit() (tier, limit string, ok bool) {
+	for _, name := range slices.Sorted(maps.Keys(l.plans)) {
+		if p := l.plans[name]; len(p.leased) > 0 {
+			return p.name, p.limits[p.leased[0]].Name, true
+		}
+	}
+	return "", "", false
+}
+
 // MustNewLimiter is like [NewLimiter] but panics on invalid configuration.
 // It is meant for package-level set-up with constant limits.
 func MustNewLimiter(store Store, opts ...Option) *Limiter {
@@ -174,6 +212,12 @@ func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (Result,
 }
 
 // Take charges req.Cost to every limit of the client's tier, atomically.
+// When the tier has [Concurrency] limits and the request is admitted with
+// a cost above zero, the Result holds a [Lease] that the caller must give
+// back with [Limiter.Release] when the request ends (else it expires
+// after the lease TTL). When the store call fails (a timeout, a caller
+// that gave up), the lease may have been taken all the same: Take then
+// releases it at once, under the limiter's timeout.
 //
 // A store that is unavailable (timeout, refused connection, open breaker)
 // is not an error here: the Result is then degraded (Result.Degraded,
@@ -268,43 +312,64 @@ func (l *Limiter) take(ctx context.Context, req Request, p *plan, res *Result) e
 // the store, behind the breaker, into res. The store's decisions land in a
 // pooled buffer, which res copies, so a Result of up to four limits costs
 // no allocation; keys for a [NonBlocking] store come from that scratch too:
-// they live only for the call.
+// they live only for the call. A take of cost > 0 in a tier with
+// [Concurrency] limits also draws a lease id (and, when admitted,
+// allocates its [Lease]).
 func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan, res *Result) error {
 	sc := scratches.Get().(*scratch)
-	var keys []string
-	if l.local {
-		keys = sc.build(p, l.head, id)
-	} else {
-		keys = p.keys(make([]string, 0, len(p.limits)), l.head, id)
+	t := takeCall{id: id, cost: cost}
+	if cost > 0 && len(p.leased) > 0 {
+		t.lease = newLeaseID()
 	}
-	err := l.decide(ctx, sc, keys, cost, p, res)
+	if l.local {
+		t.keys = sc.build(p, l.head, id)
+	} else {
+		t.keys = p.keys(make([]string, 0, len(p.limits)), l.head, id)
+	}
+	err := l.decide(ctx, sc, t, p, res)
 	scratches.Put(sc)
 	return err
 }
 
-// decide takes keys with the store and turns its answer into res.
-func (l *Limiter) decide(ctx context.Context, sc *scratch, keys []string, cost int64, p *plan, res *Result) error {
+// A takeCall is one store call of a client: its keys, the cost, and the lease
+// id to hold on its Concurrency limits ("" when none is taken).
+type takeCall struct {
+	id    string // the safe identity
+	keys  []string
+	cost  int64
+	lease string
+}
+
+// decide takes t with the store and turns its answer into res.
+func (l *Limiter) decide(ctx context.Context, sc *scratch, t takeCall, p *plan, res *Result) error {
 	var ds []Decision
 	var err error
-	if l.local && l.breakers == nil { // nothing to guard: call it here, one frame less
-		ds, err = l.store.Take(ctx, sc.ds[:0], keys, p.limits, cost)
+	if l.local && l.breakers == nil && t.lease == "" { // nothing to guard: call it here, one frame less
+		ds, err = l.store.Take(ctx, sc.ds[:0], t.keys, p.limits, t.cost)
 	} else {
-		ds, err = l.call(ctx, sc.ds[:0], keys, p.limits, cost)
+		ds, err = l.call(ctx, sc.ds[:0], t, p.limits)
 	}
 	sc.ds = ds[:0] // keep what the store grew
+	if err == nil && len(ds) != len(p.limits) {
+		err = fmt.Errorf("%d decisions for %d limits", len(ds), len(p.limits))
+	}
+	if err != nil && t.lease != "" && !errors.Is(err, ErrBreakerOpen) {
+		l.forget(ctx, p, t)
+	}
 	switch {
-	case err == nil && len(ds) == len(p.limits):
-		res.set(p.limits, ds)
-		return nil
 	case err == nil:
-		return fmt.Errorf("ratelimit: store: %d decisions for %d limits", len(ds), len(p.limits))
+		res.set(p.limits, ds)
+		if res.Allowed && t.lease != "" {
+			res.Lease = l.newLease(p, t, false)
+		}
+		return nil
 	case ctx.Err() != nil:
 		// The caller gave up: whatever the store said (a timeout, a
 		// cancelled read), it says nothing about the store and must not
 		// fail open.
 		return callerGone(ctx.Err())
 	case errors.Is(err, ErrStoreUnavailable):
-		l.degraded(ctx, sc, p, keys, cost, err, res)
+		l.degraded(ctx, sc, p, t, err, res)
 		return nil
 	}
 	return fmt.Errorf("ratelimit: store: %w", err)
@@ -313,13 +378,13 @@ func (l *Limiter) decide(ctx context.Context, sc *scratch, keys []string, cost i
 // call runs one call of the store under the timeout and the breaker of the
 // keys' shard, appending the decisions to dst. Errors that mean the store
 // is unavailable come back wrapping [ErrStoreUnavailable].
-func (l *Limiter) call(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error) {
+func (l *Limiter) call(ctx context.Context, dst []Decision, t takeCall, limits []Limit) ([]Decision, error) {
 	s := l.store
 	var b *breaker
 	if l.breakers != nil {
 		shard := ""
 		if sh, ok := s.(Sharded); ok {
-			shard = sh.Shard(keys[0]) // the keys of one call share a hash tag
+			shard = sh.Shard(t.keys[0]) // the keys of one call share a hash tag
 		}
 		if b = l.breakers.forShard(shard); !b.allow() {
 			return dst, ErrBreakerOpen
@@ -329,7 +394,7 @@ func (l *Limiter) call(ctx context.Context, dst []Decision, keys []string, limit
 	if !l.local {
 		tctx, cancel = context.WithTimeout(ctx, l.timeout)
 	}
-	ds, err := s.Take(tctx, dst, keys, limits, cost)
+	ds, err := storeTake(tctx, s, dst, t, limits)
 	unavailable := err != nil && (errors.Is(err, ErrStoreUnavailable) || tctx.Err() != nil)
 	cancel()
 	if b != nil {
@@ -340,6 +405,15 @@ func (l *Limiter) call(ctx context.Context, dst []Decision, keys []string, limit
 		err = fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
 	}
 	return ds, err
+}
+
+// storeTake is one Take of s appending to dst, with the lease of t when it
+// has one (the limiter checked that s is then a [Leaser]).
+func storeTake(ctx context.Context, s Store, dst []Decision, t takeCall, limits []Limit) ([]Decision, error) {
+	if t.lease != "" {
+		return s.(Leaser).TakeLease(ctx, dst, t.keys, limits, t.cost, t.lease)
+	}
+	return s.Take(ctx, dst, t.keys, limits, t.cost)
 }
 
 // Tier returns the limits of the named tier and whether it exists.
@@ -387,9 +461,9 @@ func (l *Limiter) plan(ctx context.Context, req Request) (*plan, error) {
 
 // degraded decides into res without the primary store, by the failure
 // mode.
-func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, keys []string, cost int64, cause error, res *Result) {
+func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, t takeCall, cause error, res *Result) {
 	if l.failure == FailLocal {
-		ds, err := l.fallback.Take(ctx, sc.ds[:0], keys, p.shares, cost)
+		ds, err := storeTake(ctx, l.fallback, sc.ds[:0], t, p.shares)
 		sc.ds = ds[:0]
 		if err == nil && len(ds) != len(p.shares) {
 			err = fmt.Errorf("%d decisions for %d limits", len(ds), len(p.shares))
@@ -397,12 +471,16 @@ func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, keys []str
 		if err == nil {
 			res.set(p.shares, ds)
 			res.Degraded, res.Fallback, res.Err = true, true, cause
+			if res.Allowed && t.lease != "" {
+				res.Lease = l.newLease(p, t, true)
+			}
 			return
 		}
 		cause = fmt.Errorf("%w; fallback: %w", cause, err)
 	}
 	// Nothing is known about the quota: report it full, and let the
-	// failure mode decide (a failed fallback fails open).
+	// failure mode decide (a failed fallback fails open). No lease is
+	// held: admitted requests are then not counted in flight.
 	allowed := l.failure != FailClosed
 	ds := sc.ds[:0]
 	for _, lim := range p.limits {

@@ -44,6 +44,9 @@ type ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error)
 // adapter only supplies the route template and turns an [Outcome] into
 // "continue" or "stop" (see [Middleware.Decide] and [Middleware.Deny]) and,
 // after the handler, calls [Middleware.Finish] with the response's status.
+// When a tier has a [Concurrency] limit, an admitted request holds a lease
+// while its handler runs, and Finish gives it back when the handler
+// returns or panics.
 //
 // A Middleware is safe for concurrent use. Make one with [NewMiddleware].
 type Middleware struct {
@@ -76,7 +79,7 @@ type Middleware struct {
 // [DefaultDenyHandler] and errors with [DefaultErrorHandler]. An invalid
 // option is an error naming it; so is an option given twice, or two that
 // contradict each other ([HTTPCost] and [HTTPCostFunc]; [HTTPChargeIf]
-// and HTTPCost(0)).
+// and HTTPCost(0), or a [Concurrency] limit).
 func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 	if l == nil {
 		return nil, errors.New("ratelimit: middleware: limiter must not be nil")

@@ -21,9 +21,9 @@ type Observer interface {
 	BreakerChanged(from, to BreakerState)
 }
 
-// SlogObserver logs rate-limit violations, store failures and breaker
-// changes through a [log/slog] logger, for security monitoring. The log
-// itself is rate limited: at most Burst lines, refilled at one per Every
+// SlogObserver logs rate-limit violations, store failures, leases not
+// released ([ReleaseObserver]) and breaker changes through a [log/slog]
+// logger, for security monitoring. The log itself is rate limited: at most Burst lines, refilled at one per Every
 // (defaults 10 and 100 ms); suppressed lines are counted in the next line
 // ("suppressed" attribute). Identities are logged as a short SHA-256
 // ("client" attribute), never in clear, so logs hold no IPs or API keys.
@@ -63,6 +63,16 @@ func (o *SlogObserver) Decided(ctx context.Context, req Request, res Result) {
 			slog.String("limit", b.Limit.Name), slog.String("reason", b.Reason.String()),
 			slog.Duration("retry_after", b.RetryAfter), slog.Bool("shadow", res.Shadowed))
 	}
+}
+
+// Released logs a lease the store could not give back, at Warn: it holds
+// its place until its TTL. Released implements [ReleaseObserver].
+func (o *SlogObserver) Released(ctx context.Context, res Result, err error) {
+	if err == nil {
+		return
+	}
+	o.log.emit(ctx, slog.LevelWarn, "ratelimit: lease not released, it expires after its TTL",
+		slog.String("tier", res.Tier), slog.String("error", truncated(errorText(err))))
 }
 
 // BreakerChanged logs the change at Warn.

@@ -60,7 +60,8 @@ func SuccessfulRequests(status int) bool { return status < 400 }
 // its handler, as without HTTPChargeIf, and not again after it.
 //
 // A cost of 0 ([HTTPCost](0)) together with HTTPChargeIf is an error: it
-// would charge nothing whatever the outcome. A [CostFunc] returning 0 at
+// would charge nothing whatever the outcome. So is a limiter with a
+// [Concurrency] limit in a tier: a check takes no lease. A [CostFunc] returning 0 at
 // request time makes a peek that is never charged. Skipped requests
 // ([HTTPSkip]) are neither checked nor charged. In shadow mode
 // ([WithShadow]) a check that would deny is shadowed, like a denial, and
@@ -83,8 +84,14 @@ func HTTPChargeIf(charge ChargeFunc) HTTPOption {
 
 // checkCharge fails on options that contradict [HTTPChargeIf].
 func (m *Middleware) checkCharge() error {
-	if m.chargeIf != nil && m.given["HTTPCost(0)"] {
+	if m.chargeIf == nil {
+		return nil
+	}
+	if m.given["HTTPCost(0)"] {
 		return fmt.Errorf("ratelimit: HTTPChargeIf and HTTPCost(0) contradict each other: a cost of 0 is never charged, whatever the outcome")
+	}
+	if tier, limit, ok := m.limiter.leasedLimit(); ok {
+		return fmt.Errorf("ratelimit: HTTPChargeIf and the Concurrency limit %q of tier %q contradict each other: a request checked before its handler holds no lease, so nothing counts it in flight", limit, tier)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
 // A Tier is a named list of limits applied together to every client of
@@ -50,7 +51,8 @@ type plan struct {
 	limits   []Limit
 	shares   []Limit  // limits divided among the nodes, for FailLocal
 	suffixes []string // "}:" + limit name + ":" + algorithm tag
-	fits     int64    // the largest cost every limit can ever admit
+	fits     int64    // the largest cost every rate limit can ever admit
+	leased   []int    // the indices of the Concurrency limits
 	policy   []string // the RateLimit-Policy field of limits
 	local    []string // and of the fallback's limits
 }
@@ -78,13 +80,20 @@ func newPlan(t Tier, nodes int) (*plan, error) {
 		}
 		seen[l.Name] = true
 		p.limits = append(p.limits, l)
-		if c := l.Capacity(); len(p.limits) == 1 || c < p.fits {
+		if l.Algorithm.leased() {
+			// Any cost takes one lease: a concurrency limit never
+			// finds a cost too high.
+			p.leased = append(p.leased, len(p.limits)-1)
+		} else if c := l.Capacity(); p.fits == 0 || c < p.fits {
 			p.fits = c
 		}
 		p.suffixes = append(p.suffixes, "}:"+l.Name+":"+l.Algorithm.Tag())
 		if nodes > 0 {
 			p.shares = append(p.shares, l.share(int64(nodes)))
 		}
+	}
+	if p.fits == 0 {
+		p.fits = math.MaxInt64
 	}
 	p.policy, p.local = policyField(p.limits), policyField(p.shares)
 	return p, nil

@@ -43,7 +43,8 @@ func (l *Limiter) WaitN(ctx context.Context, identity string, n int64) (Result, 
 // It returns an error, at once and without sleeping:
 //   - [ErrCostTooHigh] when req.Cost exceeds the capacity of a limit of the
 //     client's tier (of the fallback's share of it while failing local),
-//     whether or not the store answers: waiting would never end;
+//     whether or not the store answers: waiting would never end (a
+//     [Concurrency] limit takes one lease whatever the cost);
 //   - [ErrWaitExceedsDeadline] when ctx has a deadline that comes before
 //     the earliest admission the store reported (now + RetryAfter), as
 //     x/time/rate's Wait does: sleeping into the deadline helps no one;
@@ -58,7 +59,8 @@ func (l *Limiter) WaitN(ctx context.Context, identity string, n int64) (Result, 
 // In shadow mode ([WithShadow]) what the limits deny, even a cost that
 // never fits, is admitted at once, as Take admits it: shadow never blocks.
 // On error, the Result is the last denial when there was one (its Binding
-// says why), else the zero Result.
+// says why), else the zero Result. An admitting Result may hold a
+// [Result.Lease]: give it back with [Limiter.Release] when the work ends.
 func (l *Limiter) WaitTake(ctx context.Context, req Request) (Result, error) {
 	var last Result // the denial slept on
 	for {
@@ -120,6 +122,9 @@ func (l *Limiter) nextTry(ctx context.Context, cost int64, res Result) (time.Dur
 func costFits(cost int64, res Result) error {
 	for i := range res.Len() {
 		d := res.Decision(i)
+		if d.Limit.Algorithm.leased() {
+			continue // any cost takes one lease
+		}
 		if c := d.Limit.Capacity(); cost > c {
 			return fmt.Errorf("%w: cost %d, limit %q holds %d", ErrCostTooHigh, cost, d.Limit.Name, c)
 		}

@@ -212,6 +212,24 @@ func TestWaitCostThatNeverFitsErrsAtOnce(t *testing.T) {
 	}
 }
 
+// A concurrency limit takes one lease whatever the cost: a cost above its
+// n fits, and the wait admits at once, holding the lease; the rate limit
+// beside it is still charged the cost.
+func TestWaitCostAboveAConcurrencyLimitFits(t *testing.T) {
+	clock := newWaitClock()
+	l, s := newWaitLimiter(t, clock, core.WithLimits(core.PerMinute(100), core.Concurrent(2)))
+
+	res, err := l.WaitN(context.Background(), "job", 5)
+
+	require.NoError(t, err)
+	assert.True(t, res.Allowed)
+	assert.NotNil(t, res.Lease, "the admitted wait holds its lease")
+	assert.Empty(t, s.sleeps(), "no sleep")
+	assert.Equal(t, int64(95), res.Decision(0).Remaining)
+	assert.Equal(t, int64(1), res.Decision(1).InFlight())
+	require.NoError(t, l.Release(context.Background(), res))
+}
+
 // While the store fails the capacity is still known: a cost that never
 // fits errs at once, failing open or local (the fallback's share).
 func TestWaitCostThatNeverFitsErrsWhileTheStoreFails(t *testing.T) {

@@ -258,3 +258,22 @@ func TestLogUnitsCountsRuns(t *testing.T) {
 		})
 	}
 }
+
+func TestInspectShowsLeasesInFlight(t *testing.T) {
+	srv := redistest.Standalone(t)
+	client := srv.Client(t)
+	prefix := redistest.Prefix(t)
+	cleanPrefix(t, client, prefix)
+	l := newLimiter(t, client, prefix, hourly, core.Concurrent(5))
+	take(t, l, "alice", 2) // two requests in flight: never released here
+
+	code, stdout, stderr := cli(t, "inspect", "alice", "--redis", "redis://"+srv.Addr(), "--prefix", prefix)
+	require.Equal(t, exitOK, code, stderr)
+	key := prefix + ":{alice}:"
+	assert.Regexp(t, `(?m)^`+key+`5-in-flight:i\s+zset\s+\S+\s+2 leases in flight, oldest expires in \S+, newest in \S+$`, stdout)
+
+	code, stdout, stderr = cli(t, "inspect", "alice", "--redis", "redis://"+srv.Addr(), "--prefix", prefix,
+		"--limit", "hourly=100/1h", "--limit", "5/30s,alg=concurrency")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `(?m)^5-in-flight\s+concurrency\s+5 in flight, lease 30s\s+3/5\s+\S+\s+\S+\s+`+prefix+`:\{alice\}:5-in-flight:i$`, stdout)
+}

@@ -249,7 +249,7 @@ func redisType(a core.Algorithm) string {
 	switch a {
 	case core.GCRA:
 		return "string"
-	case core.SlidingLog:
+	case core.SlidingLog, core.Concurrency:
 		return "zset"
 	}
 	return "hash"

@@ -20,7 +20,9 @@ service in another language can run them (docs/redis-protocol.md):
 
 A take of one limit runs the program of its algorithm (take_gcra,
 take_token_bucket, take_fixed_window, take_sliding_window, take_sliding_log),
-a take of several limits the program take. It does not connect to Redis.
+a take of several limits (or of one calendar or concurrency limit) the
+program take; the release and renewal of a concurrency limit's lease the
+program lease. It does not connect to Redis.
 
   ratelimit script take_gcra > take_gcra.lua
 
@@ -65,13 +67,16 @@ func runScript(_ context.Context, args []string, e env) int {
 	return fail(e.stderr, fmt.Errorf("ratelimit: script: no program %q (programs: %s)", names[0], strings.Join(known, ", ")))
 }
 
-// scriptPurpose says which takes run the program name.
+// scriptPurpose says which calls run the program name.
 func scriptPurpose(name string) string {
+	if name == "lease" {
+		return "the release or renewal of a concurrency lease"
+	}
 	if alg, ok := strings.CutPrefix(name, "take_"); ok {
 		if alg == "gcra" {
 			alg = "GCRA"
 		}
 		return "a take of one " + strings.ReplaceAll(alg, "_", " ") + " limit"
 	}
-	return "a take of several limits"
+	return "a take of several limits, or of one calendar or concurrency limit"
 }

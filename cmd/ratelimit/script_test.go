@@ -45,10 +45,11 @@ func (r *evalRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 }
 
 // TestScriptPrintsWhatTheStoreSends makes a store on a server without
-// cached scripts take one limit of each algorithm and two limits, records
-// what it sends (EVALSHA, then EVAL with the source on NOSCRIPT), and checks
-// that `ratelimit script NAME` prints each program it sent byte for byte
-// and `--sha` the SHA-1 the store named, which the server now has.
+// cached scripts take one limit of each algorithm and two limits and
+// release a lease, records what it sends (EVALSHA, then EVAL with the
+// source on NOSCRIPT), and checks that `ratelimit script NAME` prints each
+// program it sent byte for byte and `--sha` the SHA-1 the store named,
+// which the server now has.
 func TestScriptPrintsWhatTheStoreSends(t *testing.T) {
 	client := redistest.Dedicated(t).Client(t)
 	ctx := context.Background()
@@ -69,12 +70,14 @@ func TestScriptPrintsWhatTheStoreSends(t *testing.T) {
 		"take_sliding_log":    {core.PerSecond(10).WithAlgorithm(core.SlidingLog)},
 		"take":                {core.PerSecond(10), core.PerMinute(100).WithAlgorithm(core.SlidingLog)},
 	}
-	for name, limits := range takes {
+	// sent runs call on a server without the program and checks what the
+	// store sent for it against `ratelimit script name`.
+	sent := func(name string, call func() error) {
+		t.Helper()
 		rec.mu.Lock()
 		rec.sources, rec.hashes = nil, nil
 		rec.mu.Unlock()
-		_, err := store.Take(ctx, nil, kb.AppendKeys(nil, "alice", limits), limits, 1)
-		require.NoError(t, err, name)
+		require.NoError(t, call(), name)
 
 		require.Len(t, rec.sources, 1, "%s: one EVAL after the NOSCRIPT", name)
 		require.Len(t, rec.hashes, 1, "%s: one EVALSHA first", name)
@@ -90,13 +93,26 @@ func TestScriptPrintsWhatTheStoreSends(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []bool{true}, exists, "%s: the server has it", name)
 	}
+	for name, limits := range takes {
+		sent(name, func() error {
+			_, err := store.Take(ctx, nil, kb.AppendKeys(nil, "alice", limits), limits, 1)
+			return err
+		})
+	}
+	// A concurrency limit's take runs "take" (cached by now); its release
+	// runs "lease".
+	inFlight := []core.Limit{core.Concurrent(2)}
+	keys := kb.AppendKeys(nil, "alice", inFlight)
+	_, err = store.TakeLease(ctx, nil, keys, inFlight, 1, "lease-1")
+	require.NoError(t, err)
+	sent("lease", func() error { return store.Release(ctx, keys[0], "lease-1") })
 }
 
 func TestScriptListsEveryProgram(t *testing.T) {
 	code, out, _ := cli(t, "script")
 	require.Equal(t, exitOK, code)
 	for _, s := range redisstore.Scripts() {
-		assert.Regexp(t, `(?m)^`+s.SHA1+`  `+s.Name+` +a take of (one [a-zA-Z ]+ limit|several limits)$`, out)
+		assert.Regexp(t, `(?m)^`+s.SHA1+`  `+s.Name+` +(a take of (one [a-zA-Z ]+ limit|several limits, or of one calendar or concurrency limit)|the release or renewal of a concurrency lease)$`, out)
 	}
 	code, _, stderr := cli(t, "script", "nope")
 	assert.Equal(t, exitError, code)

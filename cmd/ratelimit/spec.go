@@ -29,7 +29,10 @@ func (f *limitFlag) Set(spec string) error {
 //
 // PERIOD is a Go duration ("1s", "90m"), a number of days ("1d") or a
 // bare unit ("s", "m", "h", "d"); ALGORITHM is a name (gcra, token_bucket,
-// fixed_window, sliding_window, sliding_log) or a key tag (g, t, f, s, l).
+// fixed_window, sliding_window, sliding_log, calendar_window, concurrency)
+// or a key tag (g, t, f, s, l, c, i). For concurrency, RATE/PERIOD is the
+// most requests in flight and the lease TTL: "2/30s,alg=concurrency" is
+// core.Concurrent(2), named "2-in-flight".
 // "per-second=10/1s,burst=100" is core.PerSecond(10).WithBurst(100) named
 // "per-second". PERIOD "day", "week" or "month" is a calendar quota in the
 // zone of a tz=ZONE option (default UTC): "10000/month,tz=Europe/Madrid"
@@ -149,10 +152,14 @@ func recipeTier(name string) ([]core.Limit, error) {
 	return nil, fmt.Errorf("ratelimit: --tier %q: not a tier of the recipe (%s); describe other limits with --limit", name, strings.Join(names, ", "))
 }
 
-// describeLimit returns l as "10/1s burst 100" for tables.
+// describeLimit returns l as "10/1s burst 100" for tables, a concurrency
+// limit as "2 in flight, lease 30s".
 func describeLimit(l core.Limit) string {
 	if l.Algorithm == core.CalendarWindow && l.Calendar.Location != nil {
 		return fmt.Sprintf("%d/%s %s", l.Rate, l.Calendar.Unit, l.Calendar.Location)
+	}
+	if l.Algorithm == core.Concurrency {
+		return fmt.Sprintf("%d in flight, lease %s", l.Rate, fmtDuration(l.Period))
 	}
 	s := fmt.Sprintf("%d/%s", l.Rate, fmtDuration(l.Period))
 	if l.Burst != 0 && l.Burst != l.Rate {

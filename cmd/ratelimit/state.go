@@ -64,6 +64,8 @@ func readState(ctx context.Context, node *redis.Client, key string, now int64) (
 		st.state, err = gcraState(ctx, node, key, now)
 	case name.algorithm == core.SlidingLog:
 		st.state, err = logState(ctx, node, key, now)
+	case name.algorithm == core.Concurrency:
+		st.state, err = leaseState(ctx, node, key, now)
 	default:
 		st.state, err = hashState(ctx, node, key, name.algorithm, now)
 	}
@@ -114,6 +116,29 @@ func logState(ctx context.Context, node *redis.Client, key string, now int64) (s
 	}
 	return fmt.Sprintf("%d units in %d runs, oldest %s ago, newest %s ago", logUnits(n, oldest[0], newest[0]), n,
 		fmtDuration(micros(float64(now)-oldest[0].Score)), fmtDuration(micros(float64(now)-newest[0].Score))), nil
+}
+
+// leaseState describes the leases of a concurrency key: a sorted set of
+// lease ids scored by expiry (µs); those at or before now have expired
+// and are dropped by the next take.
+func leaseState(ctx context.Context, node *redis.Client, key string, now int64) (string, error) {
+	live, err := node.ZRangeByScoreWithScores(ctx, key, &redis.ZRangeBy{Min: "(" + strconv.FormatInt(now, 10), Max: "+inf"}).Result()
+	if err != nil {
+		return "", err
+	}
+	total, err := node.ZCard(ctx, key).Result()
+	if err != nil {
+		return "", err
+	}
+	s := fmt.Sprintf("%d leases in flight", len(live))
+	if n := len(live); n > 0 {
+		s += fmt.Sprintf(", oldest expires in %s, newest in %s", fmtDuration(micros(live[0].Score-float64(now))),
+			fmtDuration(micros(live[n-1].Score-float64(now))))
+	}
+	if expired := total - int64(len(live)); expired > 0 {
+		s += fmt.Sprintf(" (%d expired, dropped by the next take)", expired)
+	}
+	return s, nil
 }
 
 // logUnits counts the request units of a sliding log of n members from its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,4 +98,11 @@ func TestTakeOfExpiredKeyDoesNotAllocate(t *testing.T) {
 			assert.Equal(t, 2, s.Len())
 		})
 	}
+}
+
+// An entry, the memory of every key, stays within 64 bytes (one size
+// class, one cache line on amd64): the sliding log's and the concurrency
+// limit's state live behind its one ext pointer.
+func TestEntryFitsSixtyFourBytes(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(entry{}), uintptr(64))
 }

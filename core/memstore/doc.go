@@ -12,4 +12,7 @@
 // (the bytes between the first '{' and the next '}', as in Redis Cluster),
 // so all keys of one client, built by [core.KeyBuilder], share one shard and
 // one Take locks one mutex.
+//
+// A Store is a [core.Leaser]: it executes [core.Concurrency] limits, whose
+// leases expire by the store's clock ([WithClock]) like any state.
 package memstore

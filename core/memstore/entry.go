@@ -10,7 +10,14 @@ type entry struct {
 	// once now > expireAt.
 	expireAt int64
 	state
-	log *timeLog // SlidingLog only
+	ext *extState // SlidingLog and Concurrency only
+}
+
+// extState is the state of the algorithms that keep more than [state]
+// holds, behind one pointer, so that every entry stays 64 bytes.
+type extState struct {
+	log    timeLog  // SlidingLog
+	leases leaseSet // Concurrency
 }
 
 // state is the fixed-size state of GCRA, TokenBucket, FixedWindow,

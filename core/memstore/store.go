@@ -93,8 +93,15 @@ const maxInline = 8
 // all of them only if all admit it, and appends one [core.Decision] per
 // limit to dst. It allocates nothing for keys that already have state when
 // dst has room and there are at most 8 limits.
+//
+// A [core.Concurrency] limit needs [Store.TakeLease] for a cost above zero.
 func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
-	if err := checkTake(ctx, keys, limits, cost); err != nil {
+	return s.takeChecked(ctx, dst, keys, limits, cost, "")
+}
+
+// takeChecked is Take and TakeLease: lease is "" for Take.
+func (s *Store) takeChecked(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64, lease string) ([]core.Decision, error) {
+	if err := checkTake(ctx, keys, limits, cost, lease); err != nil {
 		return dst, err
 	}
 	// The slots live on the stack. A one-limit take, the common case, gets
@@ -103,16 +110,16 @@ func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, li
 	switch {
 	case len(keys) == 1:
 		var one [1]slot
-		return s.take(dst, keys, limits, cost, one[:]), nil
+		return s.take(dst, keys, limits, cost, lease, one[:]), nil
 	case len(keys) <= maxInline:
 		var buf [maxInline]slot
-		return s.take(dst, keys, limits, cost, buf[:len(keys)]), nil
+		return s.take(dst, keys, limits, cost, lease, buf[:len(keys)]), nil
 	}
-	return s.take(dst, keys, limits, cost, make([]slot, len(keys))), nil
+	return s.take(dst, keys, limits, cost, lease, make([]slot, len(keys))), nil
 }
 
 // take is [Store.Take] on valid arguments, with one zeroed slot per key.
-func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, cost int64, slots []slot) []core.Decision {
+func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, cost int64, lease string, slots []slot) []core.Decision {
 	s.shardsOf(keys, slots)
 	now := s.clock() // read outside the lock: every key keeps its own time
 	var lockBuf [maxInline]int
@@ -124,7 +131,7 @@ func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, co
 	}
 	if admitted && cost > 0 {
 		for i := range slots {
-			s.commit(slots, i, keys[i], limits[i].Algorithm, now, cost)
+			s.commit(slots, i, keys[i], limits[i], now, cost, lease)
 		}
 	} else {
 		s.dropStale(slots, keys)
@@ -144,12 +151,20 @@ func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bo
 	sl.e = s.shards[sl.shard].entries[key]
 	sl.stale = sl.e != nil && sl.e.expired(now)
 	found := sl.e != nil && !sl.stale && sl.e.alg == l.Algorithm
-	if l.Algorithm == core.SlidingLog {
+	switch l.Algorithm {
+	case core.SlidingLog:
 		var lg *timeLog
-		if found {
-			lg = sl.e.log
+		if found && sl.e.ext != nil {
+			lg = &sl.e.ext.log
 		}
 		evalLog(&sl.out, lg, l, now, cost)
+		return sl.out.allowed
+	case core.Concurrency:
+		var ls leaseSet
+		if found && sl.e.ext != nil {
+			ls = sl.e.ext.leases
+		}
+		evalLeases(&sl.out, ls, l, now, cost)
 		return sl.out.allowed
 	}
 	if found {
@@ -163,22 +178,28 @@ func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bo
 // expired entry is reused as it is, key and memory: a client whose state
 // ran out between two requests (a quota far from exhausted lives only
 // microseconds) costs no allocation.
-func (s *Store) commit(slots []slot, i int, key string, alg core.Algorithm, now, cost int64) {
-	sl := &slots[i]
+func (s *Store) commit(slots []slot, i int, key string, l core.Limit, now, cost int64, lease string) {
+	sl, alg := &slots[i], l.Algorithm
 	if sl.e == nil {
 		sl.e = s.shards[sl.shard].insert(key, now, slots)
 	}
 	e := sl.e
-	if sl.stale && e.log != nil {
-		e.log.reset() // every unit left the window when the entry expired
+	if sl.stale && e.ext != nil {
+		// Every unit left the window, and every lease expired, when the
+		// entry expired.
+		e.ext.log.reset()
+		clear(e.ext.leases)
 	}
-	if alg == core.SlidingLog {
-		if e.alg != alg || e.log == nil {
-			e.log = &timeLog{}
+	switch alg {
+	case core.SlidingLog:
+		if e.alg != alg || e.ext == nil {
+			e.ext = &extState{}
 		}
-		e.log.add(e.log.clock(now), cost)
-	} else {
-		e.state, e.log = sl.next, nil
+		e.ext.log.add(e.ext.log.clock(now), cost)
+	case core.Concurrency:
+		commitLease(e, lease, now, periodMicros(l.Period))
+	default:
+		e.state, e.ext = sl.next, nil
 	}
 	e.alg, e.expireAt = alg, now+sl.out.ttl
 }
@@ -261,7 +282,7 @@ func (s *Store) Len() int {
 
 // checkTake rejects the arguments that [core.Store] rules out, so a
 // caller's mistake is an error instead of a panic or nonsense.
-func checkTake(ctx context.Context, keys []string, limits []core.Limit, cost int64) error {
+func checkTake(ctx context.Context, keys []string, limits []core.Limit, cost int64, lease string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("ratelimit: memstore: %w", err)
 	}
@@ -272,9 +293,12 @@ func checkTake(ctx context.Context, keys []string, limits []core.Limit, cost int
 		return fmt.Errorf("ratelimit: memstore: cost must not be negative, got %d", cost)
 	}
 	for _, l := range limits {
-		if l.Rate <= 0 || l.Burst < 0 || l.Period < time.Microsecond || l.Algorithm > core.CalendarWindow ||
+		if l.Rate <= 0 || l.Burst < 0 || l.Period < time.Microsecond || l.Algorithm > core.Concurrency ||
 			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit == core.NotCalendar || l.Calendar.Unit > core.CalendarMonth) {
 			return l.Validate() // names the limit and the field
+		}
+		if l.Algorithm == core.Concurrency && cost > 0 && lease == "" {
+			return fmt.Errorf("ratelimit: memstore: limit %q is a Concurrency limit: a take of cost %d needs a lease (TakeLease)", l.EffectiveName(), cost)
 		}
 	}
 	return nil

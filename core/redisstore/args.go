@@ -18,7 +18,7 @@ const argsPerLimit = 4
 
 // checkTake rejects what would make the script fail or lie: cheap checks
 // only, the full validation is [core.Limit.Validate]'s.
-func checkTake(keys []string, limits []core.Limit, cost int64) error {
+func checkTake(keys []string, limits []core.Limit, cost int64, lease string) error {
 	switch {
 	case len(limits) == 0:
 		return errors.New("no limits")
@@ -32,20 +32,24 @@ func checkTake(keys []string, limits []core.Limit, cost int64) error {
 			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit.Period() == 0) {
 			return fmt.Errorf("limit %d is invalid (validate limits with Limit.Validate)", i)
 		}
+		if l.Algorithm == core.Concurrency && cost > 0 && lease == "" {
+			return fmt.Errorf("limit %d (%s) is a Concurrency limit: a take of cost %d needs a lease (TakeLease)", i, l.EffectiveName(), cost)
+		}
 	}
 	return nil
 }
 
 // args returns the ARGV of a take of limits (docs/redis-protocol.md). For
-// one limit with a program of its own, those of its program
+// one limit with a program of its own ([hasOwn]), those of its program
 // ([Store.oneArgs]). Otherwise those of the program "take": now or "",
 // cost, then algorithm, rate, period (µs) and capacity of every limit,
-// then the boundaries of the calendar windows, if any.
-func (s *Store) args(limits []core.Limit, cost int64) []any {
-	if len(limits) == 1 && int(limits[0].Algorithm) < len(oneLimit) {
+// then the boundaries of the calendar windows, if any, then the lease id
+// unless it is "" or no limit is a Concurrency limit.
+func (s *Store) args(limits []core.Limit, cost int64, lease string) []any {
+	if hasOwn(limits) {
 		return s.oneArgs(limits[0], cost)
 	}
-	args := make([]any, 0, 2+argsPerLimit*len(limits))
+	args := make([]any, 0, 3+argsPerLimit*len(limits))
 	if s.now != nil {
 		args = append(args, s.now().UnixMicro()-epochUnixMicros)
 	} else {
@@ -65,7 +69,21 @@ func (s *Store) args(limits []core.Limit, cost int64) []any {
 	if calendars > 0 {
 		args = s.appendBoundaries(args, limits)
 	}
+	if lease != "" && leased(limits) {
+		args = append(args, lease)
+	}
 	return args
+}
+
+// leased reports whether a Concurrency limit is among limits: only then
+// does the script take a lease id.
+func leased(limits []core.Limit) bool {
+	for _, l := range limits {
+		if l.Algorithm == core.Concurrency {
+			return true
+		}
+	}
+	return false
 }
 
 // oneArgs returns the ARGV of a take of the one limit l ([oneLimit]):

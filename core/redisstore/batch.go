@@ -136,8 +136,9 @@ func retries(c config, client redis.Scripter) bool {
 	return true
 }
 
-// run sends one take of script: through the batcher if the store has one,
-// else as one Script.Run (EVALSHA, EVAL on NOSCRIPT).
+// run sends one call of script (a take's program, or "lease"): through the
+// batcher if the store has one, else as one Script.Run (EVALSHA, EVAL on
+// NOSCRIPT). Its reply is an array.
 func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
 	switch {
 	case s.batch == nil:
@@ -182,7 +183,7 @@ func newNodeBatcher(client *redis.Client, lone redis.Scripter, alone bool) *node
 // may still hold it (a queue, a pipeline being sent).
 type check struct {
 	ctx    context.Context
-	script *redis.Script // the take's program: a pipeline may mix them
+	script *redis.Script // the call's program: a pipeline may mix them
 	cmd    *redis.Cmd    // built by the caller; replaced by a resend
 	wake   chan struct{} // one token: the check became leader, or done
 
@@ -444,7 +445,8 @@ func (c *check) signal() {
 // the server answered NOSCRIPT did not run: they are sent again with the
 // script (see resend). Nothing else is sent twice, but for takes a cluster
 // node answered MOVED or ASK, which their callers send again (see reply).
-// Each take runs its own program: one pipeline may mix programs.
+// Each call runs its own program (a take's, or "lease"): one pipeline may
+// mix programs.
 func (b *nodeBatcher) send(leader *check, batch []*check) {
 	ctx, cancel := batchContext(leader)
 	defer cancel()

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -477,6 +478,66 @@ func TestBatchingAfterScriptFlush(t *testing.T) {
 		}
 		t.Logf("%d flushes, %d pipelines, %d NOSCRIPT replies in pipelines", flushes.Load(), counter.pipelines.Load(), counter.noScript.Load())
 		assert.Positive(t, counter.noScript.Load(), "pipelined takes were answered NOSCRIPT")
+	})
+	// A pipeline may mix takes and lease releases, two scripts: each one
+	// answered NOSCRIPT is sent again with its own script (a release sent
+	// as the take script fails on its argument count, a take sent as
+	// lease.lua would not be a take).
+	t.Run("takes and lease releases mixed", func(t *testing.T) {
+		client := batchClients(t, redistest.Dedicated(t), 1)[0]
+		var counter takeCounter
+		client.AddHook(&counter)
+		store, kb := newStore(t, client, redisstore.WithClock(fixedClock()), redisstore.WithBatching())
+		leased := append([]core.Limit{}, limits[0], core.Concurrent(1))
+		const goroutines, takesEach = 64, 20
+		keys := make([][]string, goroutines)
+		for g := range keys {
+			keys[g] = kb.AppendKeys(nil, "caller-"+strconv.Itoa(g), leased)
+		}
+		stop := make(chan struct{})
+		var wg, flushing sync.WaitGroup
+		flushing.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond):
+				}
+				_ = client.ScriptFlush(bg).Err()
+			}
+		})
+		var failed atomic.Int64
+		for g := range goroutines {
+			wg.Go(func() {
+				for i := range takesEach {
+					lease := "lease-" + strconv.Itoa(g) + "-" + strconv.Itoa(i)
+					got, err := store.TakeLease(bg, nil, keys[g], leased, 1, lease)
+					if err == nil && !got[1].Allowed {
+						err = fmt.Errorf("take %d denied: the previous lease was not released", i)
+					}
+					if err == nil {
+						err = store.Release(bg, keys[g][1], lease)
+					}
+					if err != nil {
+						failed.Add(1)
+						t.Log(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(stop)
+		flushing.Wait()
+
+		require.Zero(t, failed.Load(), "failed takes or releases")
+		for g := range keys {
+			got, err := store.Take(bg, nil, keys[g], leased, 0)
+			require.NoError(t, err)
+			require.Equal(t, int64(burst-takesEach), got[0].Remaining, "caller %d charged once per take", g)
+			require.Equal(t, int64(0), got[1].InFlight(), "caller %d: every lease released", g)
+		}
+		t.Logf("%d pipelines, %d NOSCRIPT replies in pipelines", counter.pipelines.Load(), counter.noScript.Load())
+		assert.Positive(t, counter.noScript.Load(), "pipelined calls were answered NOSCRIPT")
 	})
 }
 

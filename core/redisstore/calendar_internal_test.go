@@ -61,6 +61,40 @@ func TestScriptRejectsMisplacedBoundaries(t *testing.T) {
 		{"boundaries missing", cat([]any{"", 1}, day, []any{11}, gcra), "ARGV for 2 KEYS, want 16"},
 		{"a boundary too many", cat([]any{"", 1}, day, []any{11}, gcra, b, []any{6}), "ARGV for 2 KEYS, want 16"},
 	}
+	// With a concurrency limit, one argument after the boundaries is the
+	// lease id, and the take needs it.
+	leasedKeys := []string{prefix + ":{c}:la:c", prefix + ":{c}:lb:i"}
+	inFlight := []any{6, 2, 30_000_000, 2}
+	leasedTests := []struct {
+		name string
+		args []any
+		want string
+	}{
+		{"lease id missing", cat([]any{"", 1}, day, []any{11}, inFlight, b), "needs a lease id for cost 1"},
+		{"lease id empty", cat([]any{"", 1}, day, []any{11}, inFlight, b, []any{""}), "needs a lease id for cost 1"},
+		{"lease id before the boundaries", cat([]any{"", 1}, day, []any{11}, inFlight, []any{"lease"}, b), "limit 1: boundary ARGV 11 is not a number"},
+		{"an argument after the lease id", cat([]any{"", 1}, day, []any{11}, inFlight, b, []any{"lease", 7}), "ARGV for 2 KEYS, want 16 (+ 1 lease id)"},
+	}
+	for _, tt := range leasedTests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.progs.many.script.Run(context.Background(), client, leasedKeys, tt.args...).Err()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			n, err := client.Exists(context.Background(), leasedKeys...).Result()
+			require.NoError(t, err)
+			assert.Zero(t, n, "nothing written")
+		})
+	}
+	t.Run("the lease id last", func(t *testing.T) {
+		args := cat([]any{"", 1}, day, []any{11}, inFlight, calendarBoundaries(t), []any{"lease"})
+		reply, err := s.progs.many.script.Run(context.Background(), client, leasedKeys, args...).Slice()
+		require.NoError(t, err)
+		require.Len(t, reply, 10)
+		assert.Equal(t, []any{int64(1), int64(1)}, []any{reply[0], reply[5]}, "both limits admit")
+		held, err := client.ZScore(context.Background(), leasedKeys[1], "lease").Result()
+		require.NoError(t, err, "the lease is held under its id")
+		assert.Positive(t, held)
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := s.progs.many.script.Run(context.Background(), client, keys, tt.args...).Err()
@@ -71,6 +105,18 @@ func TestScriptRejectsMisplacedBoundaries(t *testing.T) {
 			assert.Zero(t, n, "nothing written")
 		})
 	}
+}
+
+// calendarBoundaries returns the six boundaries of the UTC day holding
+// now, as the script's ARGV (the server's clock picks the window).
+func calendarBoundaries(t *testing.T) []any {
+	t.Helper()
+	var out []any
+	for _, b := range (core.Calendar{Unit: core.CalendarDay, Location: time.UTC}).Boundaries(nil, time.Now()) {
+		out = append(out, b.UnixMicro()-epochUnixMicros)
+	}
+	require.Len(t, out, calendarArgs)
+	return out
 }
 
 func cat(parts ...[]any) []any {

@@ -6,7 +6,8 @@
 // operation by operation, like core/memstore, so both stores give the same
 // decisions. A take of one limit runs a lean program of its algorithm,
 // which holds nothing else (Redis runs a script's whole text on every
-// call); a take of several limits runs the joined program "take". Their
+// call); a take of several limits, or of one calendar or concurrency
+// limit, runs the joined program "take". Their
 // KEYS, ARGV and reply are a contract, documented in
 // docs/redis-protocol.md, and [Scripts] (or `ratelimit script`) gives their
 // exact text, so services in other languages can share the limits.
@@ -18,6 +19,11 @@
 // clock and the server's TIME picks the window, so a skew smaller than two
 // windows moves no boundary and a larger one is [ErrCalendarSkew]. Every
 // key the script writes expires when its state is back to the default.
+//
+// A Store is a [core.Leaser]: a [core.Concurrency] limit is a sorted set of
+// lease ids scored by their expiry, taken in the same script as the rate
+// limits; [Store.Release] and [Store.Renew] are one call of the program
+// "lease" (scripts/lease.lua) on the key's slot.
 //
 // # Failures
 //

@@ -13,7 +13,7 @@ import (
 func ExampleScripts() {
 	for _, s := range redisstore.Scripts() {
 		// Each program has a header naming its file: print that line.
-		_, rest, _ := strings.Cut(s.Source, "\n-- "+s.Name+".lua: ")
+		_, rest, _ := strings.Cut("\n"+s.Source, "\n-- "+s.Name+".lua: ")
 		what, _, _ := strings.Cut(rest, "\n")
 		fmt.Printf("%-19s %d hex digits: %s\n", s.Name, len(s.SHA1), what)
 	}
@@ -24,4 +24,5 @@ func ExampleScripts() {
 	// take_sliding_window 40 hex digits: take cost from one sliding window counter limit
 	// take_sliding_log    40 hex digits: take cost from one sliding window log limit
 	// take                40 hex digits: take cost from every limit of one client, all or nothing.
+	// lease               40 hex digits: release or renew one lease of a concurrency limit.
 }

@@ -33,13 +33,15 @@ func NewWithTestClockExpiry(client redis.Scripter, now func() time.Time, opts ..
 		s.progs.one[a] = newProgram(one.name, prelude+"\n"+one.src)
 	}
 	s.progs.many = newProgram("take", testClockExpiry+"\n"+s.progs.many.src)
+	// "lease" has now in ARGV[1], as "take" does.
+	s.progs.lease = newProgram("lease", testClockExpiry+"\n"+s.progs.lease.src)
 	return s, nil
 }
 
 // ProgramOf returns the name of the program a take of limits runs.
 func ProgramOf(s *Store, limits []core.Limit) string {
 	script := s.progs.choose(limits)
-	for _, p := range append(s.progs.one[:], s.progs.many) {
+	for _, p := range append(s.progs.one[:], s.progs.many, s.progs.lease) {
 		if p.script == script {
 			return p.name
 		}

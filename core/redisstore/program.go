@@ -26,10 +26,13 @@ var oneLimit = [...]struct {
 // script on every call, definitions included, so a take of one limit runs
 // a program that holds only its algorithm's code; takes of several limits
 // run the joined program, which defines every algorithm and evaluates them
-// all before writing.
+// all before writing. A take of one calendar or concurrency limit runs the
+// joined program too. Releases and renewals of leases run a program of
+// their own.
 type programs struct {
-	one  [len(oneLimit)]program // by core.Algorithm
-	many program                // "take"
+	one   [len(oneLimit)]program // by core.Algorithm
+	many  program                // "take"
+	lease program                // "lease": Release and Renew
 }
 
 // A program is one script and its text (go-redis keeps only the hash).
@@ -63,25 +66,38 @@ func newPrograms(testClock bool) (programs, error) {
 		return programs{}, err
 	}
 	p.many = newProgram("take", src)
+	if src, err = concat(leaseFile); err != nil {
+		return programs{}, err
+	}
+	p.lease = newProgram("lease", src)
 	return p, nil
 }
 
-// choose returns the program of a take of limits.
+// choose returns the program of a take of limits: that of its algorithm
+// for one limit that has one ([hasOwn]), else "take".
 func (p *programs) choose(limits []core.Limit) *redis.Script {
-	if len(limits) == 1 && int(limits[0].Algorithm) < len(p.one) {
+	if hasOwn(limits) {
 		return p.one[limits[0].Algorithm].script
 	}
 	return p.many.script
 }
 
+// hasOwn reports whether a take of limits runs a program of its own
+// algorithm: one limit of the five classic algorithms. Calendar and
+// concurrency limits, and several limits, run "take". choose and
+// [Store.args] ask it both, so the program and its ARGV agree.
+func hasOwn(limits []core.Limit) bool {
+	return len(limits) == 1 && int(limits[0].Algorithm) < len(oneLimit)
+}
+
 // list returns the programs as Scripts: the one-limit ones in the order of
-// core.Algorithm, then "take".
+// core.Algorithm, then "take", then "lease".
 func (p *programs) list() []Script {
-	scripts := make([]Script, 0, len(p.one)+1)
+	scripts := make([]Script, 0, len(p.one)+2)
 	for _, one := range p.one {
 		scripts = append(scripts, one.export())
 	}
-	return append(scripts, p.many.export())
+	return append(scripts, p.many.export(), p.lease.export())
 }
 
 func (p program) export() Script {

@@ -155,7 +155,7 @@ func TestScriptsNameEveryProgram(t *testing.T) {
 		assert.NotEmpty(t, s.Source, s.Name)
 		assert.Len(t, s.SHA1, 40, s.Name)
 	}
-	assert.Equal(t, []string{"take_gcra", "take_token_bucket", "take_fixed_window", "take_sliding_window", "take_sliding_log", "take"}, names)
+	assert.Equal(t, []string{"take_gcra", "take_token_bucket", "take_fixed_window", "take_sliding_window", "take_sliding_log", "take", "lease"}, names)
 }
 
 // TestProgramsAsDocumented calls each program the way
@@ -204,6 +204,43 @@ func TestProgramsAsDocumented(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLeaseProgramsAsDocumented takes a concurrency limit through the
+// program "take" with the lease id last, as docs/redis-protocol.md tells
+// another language to, checks the reply against Store.TakeLease of the
+// same limit on a key of its own, and releases the lease with the program
+// "lease": held the first time, not the second.
+func TestLeaseProgramsAsDocumented(t *testing.T) {
+	client := redistest.Standalone(t).Client(t)
+	store, kb := newStore(t, client)
+	ctx := context.Background()
+	programs := map[string]*redis.Script{}
+	for _, s := range redisstore.Scripts() {
+		programs[s.Name] = redis.NewScript(s.Source)
+	}
+	limits := []core.Limit{core.Concurrent(2)}
+	require.Equal(t, "take", redisstore.ProgramOf(store, limits), "a take of one concurrency limit runs take")
+	ttl := core.DefaultLeaseTTL.Microseconds()
+	want, err := store.TakeLease(ctx, nil, kb.AppendKeys(nil, "store", limits), limits, 1, "lease-store")
+	require.NoError(t, err)
+	keys := kb.AppendKeys(nil, "other", limits)
+	reply, err := programs["take"].Run(ctx, client, keys, "", 1, 6, 2, ttl, 2, "lease-other").Int64Slice()
+	require.NoError(t, err)
+	require.Len(t, reply, 5)
+	assert.Equal(t, []int64{b2i(want[0].Allowed), int64(want[0].Reason), want[0].Remaining}, reply[:3], "allowed, reason, remaining")
+	assert.InDelta(t, want[0].ResetAfter.Microseconds(), reply[3], 1e6, "reset_after")
+	held, err := client.ZScore(ctx, keys[0], "lease-other").Result()
+	require.NoError(t, err, "the lease is held under its id")
+	assert.Positive(t, held)
+	for _, wantHeld := range []int64{1, 0} {
+		got, err := programs["lease"].Run(ctx, client, keys[:1], "", "lease-other", 0).Int64Slice()
+		require.NoError(t, err)
+		assert.Equal(t, []int64{wantHeld}, got, "release")
+	}
+	n, err := client.Exists(ctx, keys[0]).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the key went with its last lease")
 }
 
 func b2i(b bool) int64 {

@@ -23,6 +23,7 @@ var joinedFiles = []string{
 	"sliding_window.lua",
 	"sliding_log.lua",
 	"calendar_window.lua",
+	"concurrency.lua",
 	"take.lua",
 }
 
@@ -33,7 +34,9 @@ var joinedFiles = []string{
 type Script struct {
 	// Name is "take_<algorithm>" (take_gcra, take_token_bucket,
 	// take_fixed_window, take_sliding_window, take_sliding_log) for a
-	// take of one limit, and "take" for a take of several.
+	// take of one limit, "take" for a take of several (and of one
+	// calendar or concurrency limit), and "lease" for the release and
+	// renewal of a concurrency limit's lease.
 	Name string
 	// Source is the program's text, byte for byte what EVAL sends.
 	Source string
@@ -43,7 +46,8 @@ type Script struct {
 
 // Scripts returns the programs that a [Store] built by [New] without
 // [WithClock] loads, each on first use: one per algorithm for a take of
-// one limit, then "take", for several limits.
+// one limit, then "take", for several limits, then "lease", for
+// [Store.Release] and [Store.Renew].
 func Scripts() []Script {
 	p, err := newPrograms(false)
 	if err != nil { // the files are embedded: a broken build
@@ -57,6 +61,10 @@ func Scripts() []Script {
 func joinedSource() (string, error) {
 	return concat(joinedFiles...)
 }
+
+// leaseFile is the program "lease" (lease.lua), which releases and renews
+// a lease: a program of its own, not part of "take".
+const leaseFile = "lease.lua"
 
 // concat returns the embedded files, each followed by a newline.
 func concat(files ...string) (string, error) {

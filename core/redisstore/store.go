@@ -90,11 +90,18 @@ func (s *Store) Clock() func() time.Time { return s.now }
 // bugs. On a cluster client, unavailable errors also refresh the slot map,
 // at most every 100 ms, so takes leave a dead master as soon as a replica
 // replaced it.
+//
+// A [core.Concurrency] limit needs [Store.TakeLease] for a cost above zero.
 func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
-	if err := checkTake(keys, limits, cost); err != nil {
+	return s.take(ctx, dst, keys, limits, cost, "")
+}
+
+// take is Take and TakeLease: lease is "" for Take.
+func (s *Store) take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64, lease string) ([]core.Decision, error) {
+	if err := checkTake(keys, limits, cost, lease); err != nil {
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
-	reply, err := s.run(ctx, s.progs.choose(limits), keys, s.args(limits, cost))
+	reply, err := s.run(ctx, s.progs.choose(limits), keys, s.args(limits, cost, lease))
 	if err != nil {
 		err = classify(err)
 		if s.reload != nil && errors.Is(err, core.ErrStoreUnavailable) {

@@ -59,6 +59,12 @@ type concurrencyCase struct {
 // 2 × Rate in any moving Period), and a peek after each phase must show
 // every limit charged exactly for the admitted takes, which checks that
 // multi-limit takes stay all-or-nothing.
+//
+// When the stores implement [core.Leaser] it also runs requests through a
+// [core.Limiter] per store with a [core.Concurrency] limit beside a rate
+// limit: 64 goroutines over 4 clients acquire, count themselves in flight,
+// sleep, and release; no client is ever seen with more than N in flight,
+// and none is left in flight at the end.
 func RunConcurrency(t *testing.T, newStores func(t *testing.T, now func() time.Time, n int) []core.Store) {
 	for _, tt := range concurrencyTests(t) {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,6 +86,9 @@ func RunConcurrency(t *testing.T, newStores func(t *testing.T, now func() time.T
 			}
 		})
 	}
+	t.Run("Concurrency limit: in flight never exceeds N", func(t *testing.T) {
+		testInFlight(t, newStores(t, NewClock().Now, concurrencyStores))
+	})
 }
 
 // hammer makes the takes of one phase and returns how many were admitted.

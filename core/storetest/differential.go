@@ -65,6 +65,7 @@ func RunDifferential(t *testing.T, reference, newStore NewStore) {
 			return
 		}
 	}
+	t.Run("Concurrency leases", func(t *testing.T) { runLeaseDifferential(t, reference, newStore, rnd) })
 }
 
 // A diffCase is one client's limits and the instant its takes start at.
@@ -171,7 +172,7 @@ func insane(l core.Limit, cost int64, behind time.Duration, d core.Decision) str
 		return fmt.Sprintf("allowed with RetryAfter %v", d.RetryAfter)
 	case cost == 0 && !d.Allowed:
 		return "a peek denied"
-	case (d.Reason == core.CostTooHigh) != (cost > l.Capacity()):
+	case (d.Reason == core.CostTooHigh) != (cost > l.Capacity() && l.Algorithm != core.Concurrency):
 		return fmt.Sprintf("Reason %v for cost %d of capacity %d", d.Reason, cost, l.Capacity())
 	case d.Reason == core.CostTooHigh && d.RetryAfter != 0:
 		return fmt.Sprintf("CostTooHigh with RetryAfter %v", d.RetryAfter)

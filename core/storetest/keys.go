@@ -14,9 +14,13 @@ import (
 // any order (go test -shuffle=on) and in parallel.
 func UniqueKeyBuilder(t testing.TB) core.KeyBuilder {
 	t.Helper()
-	kb, err := core.NewKeyBuilder(fmt.Sprintf("st%016x", rand.Uint64()))
+	kb, err := core.NewKeyBuilder(uniquePrefix())
 	if err != nil {
 		t.Fatalf("storetest: key builder: %v", err)
 	}
 	return kb
 }
+
+// uniquePrefix returns the key prefix of a [UniqueKeyBuilder], for a
+// [core.Limiter] ([core.WithPrefix]).
+func uniquePrefix() string { return fmt.Sprintf("st%016x", rand.Uint64()) }

@@ -58,6 +58,8 @@ type Router struct {
 	//	             with 500 if that errors, then writes "flushed"
 	//	GET /login   writes 200 "welcome" when the X-Password header is
 	//	             "right", else 401 (a login, for core.HTTPChargeIf)
+	//	GET /hold    sends a channel on Held, waits until it is closed,
+	//	             then writes 200 "done" (a request in flight)
 	//
 	// without any middleware that recovers panics.
 	Finish func(l *core.Limiter, opts ...core.HTTPOption) http.Handler
@@ -150,6 +152,69 @@ func Run(t *testing.T, rt Router) {
 	t.Run("HTTPChargeIf counts failed logins only", func(t *testing.T) {
 		runChargeIf(t, rt)
 	})
+	t.Run("a concurrency limit releases its lease after the handler", func(t *testing.T) {
+		runInFlight(t, rt)
+	})
+}
+
+// Held is where each request of the /hold route of [Router.Finish] sends
+// a channel when its handler starts; the handler returns once it is
+// closed.
+var Held = make(chan chan struct{})
+
+// runInFlight checks core.Concurrent through the framework: with 2 in
+// flight per client, a 3rd request while two run is denied (429,
+// Retry-After) before its handler, another client is not, and once the
+// two return (the middleware releasing their leases, also for a handler
+// that panicked) the client's next requests pass.
+func runInFlight(t *testing.T, rt Router) {
+	require.NotNil(t, rt.Finish, "Router.Finish")
+	l := newLimiter(t, nil, core.WithLimits(core.PerMinute(100).WithName("api"), core.Concurrent(2).WithName("running")))
+	h := rt.Finish(l)
+	serve := func(path, client string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, newRequest(step{path: path, client: client}))
+		return w
+	}
+	start := func(client string) (chan struct{}, chan *httptest.ResponseRecorder) {
+		done := make(chan *httptest.ResponseRecorder, 1)
+		go func() { done <- serve("/hold", client) }()
+		select {
+		case gate := <-Held:
+			return gate, done
+		case w := <-done:
+			t.Fatalf("a request of %s did not reach its handler: %d", client, w.Code)
+			return nil, nil
+		}
+	}
+	inFlight := func(client string) int64 {
+		res, err := l.AllowN(context.Background(), client, 0)
+		require.NoError(t, err)
+		return res.Decision(1).InFlight()
+	}
+
+	gate1, done1 := start(alice)
+	gate2, done2 := start(alice)
+	assert.Equal(t, int64(2), inFlight(alice), "two leases held while the handlers run")
+	w := serve("/hold", alice) // denied before its handler: it never blocks
+	assert.Equal(t, http.StatusTooManyRequests, w.Code, "a 3rd request while two are in flight")
+	assert.Equal(t, "1", w.Header().Get("Retry-After"), "an estimate, at most core.ConcurrencyRetryAfter")
+	gateBob, doneBob := start(bob)
+	close(gateBob)
+	assert.Equal(t, http.StatusOK, (<-doneBob).Code, "another client has places of its own")
+
+	close(gate1)
+	close(gate2)
+	assert.Equal(t, http.StatusOK, (<-done1).Code)
+	assert.Equal(t, http.StatusOK, (<-done2).Code)
+	assert.Equal(t, int64(0), inFlight(alice), "both leases released when the handlers returned")
+	for range 3 {
+		assert.PanicsWithError(t, ErrPanic.Error(), func() { serve("/panic", alice) })
+	}
+	assert.Equal(t, int64(0), inFlight(alice), "a handler that panics releases its lease too")
+	gate3, done3 := start(alice)
+	close(gate3)
+	assert.Equal(t, http.StatusOK, (<-done3).Code, "a later request passes")
 }
 
 // ErrPanic is what the /panic route of [Router.Finish] panics with.
@@ -488,6 +553,12 @@ var FinishRoutes = map[string]http.HandlerFunc{
 			return
 		}
 		_, _ = w.Write([]byte("welcome"))
+	},
+	"/hold": func(w http.ResponseWriter, _ *http.Request) {
+		gate := make(chan struct{})
+		Held <- gate
+		<-gate
+		_, _ = w.Write([]byte("done"))
 	},
 	"/stream": func(w http.ResponseWriter, _ *http.Request) {
 		if err := http.NewResponseController(w).Flush(); err != nil {

@@ -3,6 +3,7 @@ package ratelimitprom
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
@@ -29,7 +30,10 @@ const (
 // it as it would treat s (no timeout for a memory store, one breaker per
 // Redis Cluster master), and [core.Clocked] and [core.TimeoutChecker] as s
 // does, so a test clock given to s still drives the limiter and a timeout s
-// cannot keep is still refused.
+// cannot keep is still refused. It always implements [core.Leaser],
+// forwarding to s, so that concurrency limits work through it; TakeLease is
+// timed like Take. Over a store that is no Leaser, its lease methods return
+// an error.
 func (c *Collector) InstrumentStore(s core.Store) core.Store {
 	return c.instrumentStore(s, time.Now)
 }
@@ -100,6 +104,44 @@ func (s *timedStore) Take(ctx context.Context, dst []core.Decision, keys []strin
 	dst, err := s.store.Take(ctx, dst, keys, limits, cost)
 	s.c.latency.WithLabelValues(storeResult(ctx, err)).Observe(s.now().Sub(start).Seconds())
 	return dst, err
+}
+
+// TakeLease implements [core.Leaser].
+func (s *timedStore) TakeLease(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64, lease string) ([]core.Decision, error) {
+	ls, err := s.leaser()
+	if err != nil {
+		return dst, err
+	}
+	start := s.now()
+	dst, err = ls.TakeLease(ctx, dst, keys, limits, cost, lease)
+	s.c.latency.WithLabelValues(storeResult(ctx, err)).Observe(s.now().Sub(start).Seconds())
+	return dst, err
+}
+
+// Release implements [core.Leaser].
+func (s *timedStore) Release(ctx context.Context, key, lease string) error {
+	ls, err := s.leaser()
+	if err != nil {
+		return err
+	}
+	return ls.Release(ctx, key, lease)
+}
+
+// Renew implements [core.Leaser].
+func (s *timedStore) Renew(ctx context.Context, key string, l core.Limit, lease string) (bool, error) {
+	ls, err := s.leaser()
+	if err != nil {
+		return false, err
+	}
+	return ls.Renew(ctx, key, l, lease)
+}
+
+func (s *timedStore) leaser() (core.Leaser, error) {
+	ls, ok := s.store.(core.Leaser)
+	if !ok {
+		return nil, fmt.Errorf("ratelimit: prometheus: store %T does not implement core.Leaser", s.store)
+	}
+	return ls, nil
 }
 
 // storeResult classifies the outcome of a store call like the limiter does.

@@ -146,3 +146,30 @@ func TestInstrumentStoreKeepsTheKindOfStore(t *testing.T) {
 		})
 	}
 }
+
+func TestInstrumentStoreForwardsLeases(t *testing.T) {
+	clk := storetest.NewClock()
+	metrics := ratelimitprom.MustNew()
+	l, err := core.NewLimiter(metrics.InstrumentStore(newMemstore(t, clk)), core.WithLimits(core.Concurrent(1)))
+	require.NoError(t, err)
+	ctx := context.Background()
+	res, err := l.Allow(ctx, "c")
+	require.NoError(t, err)
+	require.NotNil(t, res.Lease)
+	denied, err := l.Allow(ctx, "c")
+	require.NoError(t, err)
+	assert.False(t, denied.Allowed, "the lease is held through the wrapper")
+	require.NoError(t, l.Release(ctx, res))
+	again, err := l.Allow(ctx, "c")
+	require.NoError(t, err)
+	assert.True(t, again.Allowed, "and released through it")
+	require.NoError(t, l.Renew(ctx, again))
+	families := gather(t, metrics, "ratelimit_store_duration_seconds")
+	require.Len(t, families, 1)
+	assert.Equal(t, uint64(3), families[0].GetMetric()[0].GetHistogram().GetSampleCount(), "TakeLease is timed like Take")
+
+	over := metrics.InstrumentStore(slowStore{clk: clk}).(core.Leaser)
+	_, err = over.TakeLease(ctx, nil, []string{"k"}, []core.Limit{core.Concurrent(1)}, 1, "id")
+	assert.ErrorContains(t, err, "does not implement core.Leaser")
+	assert.ErrorContains(t, over.Release(ctx, "k", "id"), "does not implement core.Leaser")
+}

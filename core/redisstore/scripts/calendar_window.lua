@@ -1,7 +1,7 @@
 -- calendar_window.lua: calendar window counter, one limit
 -- (docs/algorithms.md, "Calendar windows").
 --
--- Part of the one script built from scripts/*.lua (order in common.lua);
+-- Part of the program "take" built from scripts/*.lua (order in common.lua);
 -- called by take.lua, whose header holds the script's KEYS, ARGV and reply.
 --   KEYS:  none read directly; key is one of take.lua's KEYS.
 --   ARGV:  the limit's four values are 5 (the algorithm), rate (requests

@@ -1,19 +1,22 @@
 -- common.lua: helpers shared by the algorithm functions.
 --
 -- Part of the program "take", for takes of several limits (and of one
--- limit with no program of its own: a calendar window), that the Go code
--- builds by concatenating, in this order: common.lua, gcra.lua,
--- token_bucket.lua, fixed_window.lua, sliding_window.lua, sliding_log.lua,
--- calendar_window.lua, take.lua. The KEYS, ARGV and reply of that program
--- are in take.lua (and docs/redis-protocol.md). A take of one limit runs
--- take_<algorithm>.lua instead, which writes these helpers out.
+-- limit with no program of its own: a calendar window, a concurrency
+-- limit), that the Go code builds by concatenating, in this order:
+-- common.lua, gcra.lua, token_bucket.lua, fixed_window.lua,
+-- sliding_window.lua, sliding_log.lua, calendar_window.lua,
+-- concurrency.lua, take.lua. The KEYS, ARGV and reply of that program are
+-- in take.lua (and docs/redis-protocol.md). A take of one limit of another
+-- algorithm runs take_<algorithm>.lua instead, which writes these helpers
+-- out.
 --   KEYS:  none read here.
 --   ARGV:  none read here (clock reads the value of ARGV[1] it is given).
 --   Reply: none; defines the locals below.
 --
 -- Every algorithm function has the signature
---   algorithm(key, now, cost, rate, period, capacity)
--- with now and period in µs (integers), and returns plain values, no table:
+--   algorithm(key, now, cost, rate, period, capacity, lease)
+-- with now and period in µs (integers), lease the take's lease id (nil when
+-- none; read by concurrency only), and returns plain values, no table:
 --   reason                      0 admitted, 1 exhausted, 2 cost too high
 --   remaining, reset            whole requests left / µs until full, before the charge
 --   retry                       µs until a request of this cost would pass; 0 when admitted

@@ -1,7 +1,8 @@
 -- take.lua: take cost from every limit of one client, all or nothing.
 -- The entry point of the program "take" built from scripts/*.lua (order in
--- common.lua), which the Go store runs for takes of several limits (one
--- limit runs take_<algorithm>.lua; this program decides it alike).
+-- common.lua), which the Go store runs for takes of several limits and of
+-- one calendar or concurrency limit (one limit of another algorithm runs
+-- take_<algorithm>.lua; this program decides it alike).
 -- Contract for other languages: docs/redis-protocol.md.
 --
 -- KEYS[i]  the state key of limit i, <prefix>:{<identity>}:<name>:<tag>;
@@ -11,12 +12,20 @@
 -- ARGV[2]  cost: non-negative integer; 0 peeks (charges nothing).
 -- ARGV[3 + 4(i-1) ...] per limit i, four integers:
 --          algorithm (0 GCRA, 1 token bucket, 2 fixed window,
---          3 sliding window, 4 sliding log, 5 calendar window), rate
---          (requests per period), period (µs), capacity (burst; the rate
---          for window algorithms). A calendar window's fourth value is
---          instead the ARGV index of its six boundaries (µs since
---          2024-01-01T00:00:00Z, see calendar_window.lua), which follow
---          the four values of every limit, in KEYS order.
+--          3 sliding window, 4 sliding log, 5 calendar window,
+--          6 concurrency), rate (requests per period; concurrency: most in
+--          flight), period (µs; concurrency: the lease TTL), capacity
+--          (burst; the rate for window algorithms and concurrency). A
+--          calendar window's fourth value is instead the ARGV index of its
+--          six boundaries (µs since 2024-01-01T00:00:00Z, see
+--          calendar_window.lua), which follow the four values of every
+--          limit, in KEYS order.
+-- ARGV[last] the lease id, after the values of every limit and the
+--          boundaries of every calendar window: held by every concurrency
+--          limit of an admitted take of cost > 0 (concurrency.lua); needed
+--          then, optional for a peek, refused without a concurrency limit.
+--          So #ARGV is 2 + 4n + 6c (c calendar windows among the n
+--          limits), plus 1 with a lease id.
 -- Reply    a flat array of 5 integers per limit, in KEYS order:
 --          allowed (1/0), reason (0 not denied, 1 exhausted, 2 cost too high),
 --          remaining (whole requests), reset_after (µs), retry_after (µs).
@@ -24,17 +33,20 @@
 --          admitted, before it otherwise.
 -- Writes   only when every limit admits and cost > 0; every key written gets
 --          its TTL (PX / PEXPIRE) here. Denials and peeks write nothing, the
---          sliding log's pruning of expired entries aside.
+--          pruning of the sliding log's expired entries and of expired
+--          leases aside.
 
 local ALGORITHMS = {[0] = gcra, [1] = token_bucket, [2] = fixed_window, [3] = sliding_window, [4] = sliding_log,
-  [5] = calendar_window}
-local CALENDAR_WINDOW, CALENDAR_BOUNDARIES = 5, 6
+  [5] = calendar_window, [6] = concurrency}
+local CALENDAR_WINDOW, CONCURRENCY = 5, 6
+local CALENDAR_BOUNDARIES = 6 -- ARGV values per calendar window
 
 local n = #KEYS
 if #ARGV < 2 + 4 * n then
   return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want 2 + 4 per key')
 end
 local want = 2 + 4 * n -- and the boundaries of the calendar windows
+local leased = false -- a concurrency limit among KEYS
 for i = 1, n do
   local alg = tonumber(ARGV[4 * i - 1])
   if ALGORITHMS[alg] == nil then
@@ -45,11 +57,25 @@ for i = 1, n do
       return redis.error_reply('ERR ratelimit: limit ' .. i .. ': boundaries at ARGV ' .. ARGV[4 * i + 2] ..
         ', want ' .. (want + 1))
     end
+    for b = want + 1, math.min(want + CALENDAR_BOUNDARIES, #ARGV) do -- missing ones: the count check
+      if tonumber(ARGV[b]) == nil then
+        return redis.error_reply('ERR ratelimit: limit ' .. i .. ': boundary ARGV ' .. b .. ' is not a number')
+      end
+    end
     want = want + CALENDAR_BOUNDARIES
   end
+  leased = leased or alg == CONCURRENCY
 end
-if #ARGV ~= want then
-  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want ' .. want)
+if #ARGV ~= want and not (leased and #ARGV == want + 1) then
+  local also = ''
+  if leased then
+    also = ' (+ 1 lease id)'
+  end
+  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want ' .. want .. also)
+end
+local lease = ARGV[want + 1]
+if leased and ARGV[2] ~= '0' and (lease == nil or lease == '') then
+  return redis.error_reply('ERR ratelimit: a concurrency limit needs a lease id for cost ' .. ARGV[2])
 end
 local now, cost = clock(ARGV[1]), tonumber(ARGV[2])
 
@@ -58,7 +84,7 @@ local now, cost = clock(ARGV[1]), tonumber(ARGV[2])
 local function evaluate(i)
   local a = 4 * i - 1
   return ALGORITHMS[tonumber(ARGV[a])](KEYS[i], now, cost,
-    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
+    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), lease)
 end
 
 if n == 1 then

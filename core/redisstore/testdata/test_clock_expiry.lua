@@ -15,7 +15,8 @@
 -- both keys a real TTL of 10 minutes instead. Before the script runs, each
 -- of its KEYS whose recorded instant is before now is deleted, as a memstore
 -- removes an expired entry when a take looks it up.
---   KEYS, ARGV, reply: those of the program; it must have a test clock.
+--   KEYS, ARGV, reply: those of the program (lease.lua's ARGV[1] is now,
+--          as take.lua's); it must have a test clock.
 
 local test_redis = redis
 local test_now = tonumber(ARGV[1])
