@@ -23,23 +23,5 @@ func evalCalendar(o *outcome, st *state, found bool, l core.Limit, now, cost int
 		at = max(now, st.w)
 	}
 	s, e := l.Calendar.Window(time.UnixMicro(at + epochUnixMicros))
-	start := epochMicros(s)
-	end := epochMicros(e) - now
-	var n int64
-	if found && st.w == start {
-		n = st.n
-	}
-	o.remainingBefore = r - n
-	if n > 0 {
-		o.resetBefore = end
-	}
-	if o.settle(cost, r) {
-		return
-	}
-	if n+cost > r {
-		o.deny(end)
-		return
-	}
-	o.admit(r-n-cost, end, ttlMicros(end))
-	*st = state{w: start, n: n + cost}
+	countWindow(o, st, found, r, epochMicros(s), epochMicros(e)-now, cost)
 }

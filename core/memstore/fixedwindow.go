@@ -19,9 +19,16 @@ func evalFixedWindow(o *outcome, st *state, found bool, l core.Limit, now, cost 
 		at = max(now, st.w*p)
 	}
 	w := windowOf(at, p)
-	end := (w+1)*p - now
+	countWindow(o, st, found, r, w, (w+1)*p-now, cost)
+}
+
+// countWindow decides a take of cost in the window named id (st.w holds
+// the stored window's name, st.n its count), which ends end µs after the
+// reading, for a quota of r: the fixed window's and the calendar
+// window's common part.
+func countWindow(o *outcome, st *state, found bool, r, id, end, cost int64) {
 	var n int64
-	if found && st.w == w {
+	if found && st.w == id {
 		n = st.n
 	}
 	o.remainingBefore = r - n
@@ -36,7 +43,7 @@ func evalFixedWindow(o *outcome, st *state, found bool, l core.Limit, now, cost 
 		return
 	}
 	o.admit(r-n-cost, end, ttlMicros(end))
-	*st = state{w: w, n: n + cost}
+	*st = state{w: id, n: n + cost}
 }
 
 // windowOf returns floor(now / p), the number of the window holding now.
