@@ -126,7 +126,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // closest to exhaustion), the route template of req ([core.Request].Route,
 // capped by [WithMaxRoutes]) and its result. When res holds a lease
 // ([core.Result].Lease), it raises ratelimit_in_flight of every
-// [core.Concurrency] limit of the tier by one, until [Collector.Released].
+// [core.Concurrency] limit of the tier by one, until [Collector.Released]
+// (a lease never given to [core.Limiter.Release] stays counted, and
+// remembered, as it stays held).
 func (c *Collector) Decided(_ context.Context, req core.Request, res core.Result) {
 	route := c.routes.label(req.Route)
 	c.requests.WithLabelValues(res.Tier, res.Binding().Limit.Name, route, result(res)).Inc()

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
@@ -188,4 +189,24 @@ func TestCollectorInFlightUnderConcurrency(t *testing.T) {
 		require.LessOrEqual(t, v, float64(2*clients), "at most the limit of every client")
 	}
 	assert.Equal(t, map[string]float64{"export/exports": 0}, inFlight(t, metrics), "every lease released")
+}
+
+func TestCollectorInFlightCountsEveryConcurrencyLimitOfTheTier(t *testing.T) {
+	metrics := ratelimitprom.MustNew()
+	l, err := core.NewLimiter(newMemstore(t, storetest.NewClock()),
+		core.WithTier("upload", core.Concurrent(2).WithName("uploads"), core.Concurrent(5).WithLeaseTTL(time.Hour),
+			core.PerSecond(10).WithName("per-second")),
+		core.WithDefaultTier("upload"),
+		core.WithObserver(metrics))
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	res, err := l.Take(ctx, core.Request{Identity: "203.0.113.7", Cost: 1})
+	require.NoError(t, err)
+	require.NotNil(t, res.Lease)
+	assert.Equal(t, map[string]float64{"upload/uploads": 1, "upload/5-in-flight": 1}, inFlight(t, metrics),
+		"one series per concurrency limit, the unnamed one under its derived name; none for the rate limit")
+
+	require.NoError(t, l.Release(ctx, res))
+	assert.Equal(t, map[string]float64{"upload/uploads": 0, "upload/5-in-flight": 0}, inFlight(t, metrics))
 }
