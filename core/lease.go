@@ -213,6 +213,8 @@ func (l *Limiter) leaseCall(ls *Lease, key string, call func() error) error {
 // not block.
 type ReleaseObserver interface {
 	Observer
-	// Released is called once per released lease.
+	// Released is called once per lease given to Release, whether the
+	// store gave it back (err == nil) or not; never for a Result without
+	// a lease, nor for a lease released already.
 	Released(ctx context.Context, res Result, err error)
 }

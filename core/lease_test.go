@@ -268,6 +268,25 @@ func TestLimiterShadowModeHoldsNoLeaseForADenial(t *testing.T) {
 	assert.Nil(t, second.Lease)
 }
 
+func TestReleaseObserverHearsEverySuccessfulReleaseOnce(t *testing.T) {
+	obs := &releaseRecorder{}
+	l, err := core.NewLimiter(leaseStore(t, newLeaseClock()), core.WithLimits(core.Concurrent(1)), core.WithObserver(obs))
+	require.NoError(t, err)
+	ctx := context.Background()
+	res, err := l.Allow(ctx, "alice")
+	require.NoError(t, err)
+	denied, err := l.Allow(ctx, "alice")
+	require.NoError(t, err)
+	require.Nil(t, denied.Lease)
+
+	require.NoError(t, l.Release(ctx, res))
+	require.NoError(t, l.Release(ctx, res))
+	require.NoError(t, l.Release(ctx, denied))
+
+	assert.Equal(t, 1, obs.calls, "one call for the one lease, none for a second release or a Result without a lease")
+	assert.Empty(t, obs.errs, "a release that worked is reported with a nil error")
+}
+
 func TestLimiterReleaseFailureIsObservedNotFatal(t *testing.T) {
 	clock := newLeaseClock()
 	store := &countingLeaser{Leaser: leaseStore(t, clock), releaseErr: fmt.Errorf("%w: connection refused", core.ErrStoreUnavailable)}
@@ -386,10 +405,12 @@ func (s *countingLeaser) Release(ctx context.Context, key, lease string) error {
 	return s.Leaser.Release(ctx, key, lease)
 }
 
-// releaseRecorder is a ReleaseObserver that records the release errors.
+// releaseRecorder is a ReleaseObserver that records the release errors,
+// and how many releases it heard of.
 type releaseRecorder struct {
-	mu   sync.Mutex
-	errs []error
+	mu    sync.Mutex
+	errs  []error
+	calls int
 }
 
 func (*releaseRecorder) Decided(context.Context, core.Request, core.Result) {}
@@ -397,6 +418,7 @@ func (*releaseRecorder) BreakerChanged(_, _ core.BreakerState)              {}
 func (r *releaseRecorder) Released(_ context.Context, _ core.Result, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.calls++
 	if err != nil {
 		r.errs = append(r.errs, err)
 	}

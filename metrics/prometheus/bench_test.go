@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
 	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
 )
 
@@ -21,6 +22,47 @@ func BenchmarkDecided(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			metrics.Decided(ctx, core.Request{Identity: "a", Cost: 1, Route: "/users/:id"}, res)
+		}
+	})
+}
+
+// BenchmarkDecidedAndReleased measures what the Collector adds to a
+// request that holds a lease: Decided and Released of one lease. The take
+// and release themselves are timed apart, without the Collector, in
+// BenchmarkLeaseWithoutCollector.
+func BenchmarkDecidedAndReleased(b *testing.B) {
+	metrics := ratelimitprom.MustNew()
+	benchLease(b, metrics)
+}
+
+// BenchmarkLeaseWithoutCollector is the baseline of
+// BenchmarkDecidedAndReleased: take and release over the memory store.
+func BenchmarkLeaseWithoutCollector(b *testing.B) { benchLease(b, nil) }
+
+func benchLease(b *testing.B, metrics *ratelimitprom.Collector) {
+	store, err := memstore.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := []core.Option{core.WithTier("export", core.Concurrent(10_000).WithName("exports")), core.WithDefaultTier("export")}
+	if metrics != nil {
+		opts = append(opts, core.WithObserver(metrics))
+	}
+	l, err := core.NewLimiter(store, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			res, err := l.Take(ctx, core.Request{Identity: "a", Cost: 1})
+			if err != nil || res.Lease == nil {
+				b.Fatal("no lease", err)
+			}
+			if err := l.Release(ctx, res); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

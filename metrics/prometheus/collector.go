@@ -2,6 +2,7 @@ package ratelimitprom
 
 import (
 	"context"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -26,10 +27,11 @@ const (
 	ResultDegradedDenied = "degraded_denied"
 )
 
-// A Collector turns the decisions and breaker changes of a [core.Limiter]
-// into Prometheus metrics. It implements [core.Observer] (pass it to
-// [core.WithObserver]) and [prometheus.Collector] (register it with a
-// registry); [Collector.InstrumentStore] adds store latency.
+// A Collector turns the decisions, leases and breaker changes of a
+// [core.Limiter] into Prometheus metrics. It implements
+// [core.ReleaseObserver] (pass it to [core.WithObserver]) and
+// [prometheus.Collector] (register it with a registry);
+// [Collector.InstrumentStore] adds store latency.
 //
 // One Collector may observe several limiters; their series then add up,
 // and the breaker state gauge shows whichever changed last, so give each
@@ -42,11 +44,13 @@ type Collector struct {
 	latency     *prometheus.HistogramVec
 	state       prometheus.Gauge
 	transitions *prometheus.CounterVec
+	inFlight    *prometheus.GaugeVec
+	leases      sync.Map // *core.Lease -> []prometheus.Gauge it raised, until Released
 	routes      *routeSet
 }
 
 var (
-	_ core.Observer        = (*Collector)(nil)
+	_ core.ReleaseObserver = (*Collector)(nil)
 	_ prometheus.Collector = (*Collector)(nil)
 )
 
@@ -81,6 +85,11 @@ func New(opts ...Option) (*Collector, error) {
 			Help:        "Changes of the rate limiter's circuit breaker state.",
 			ConstLabels: c.constLabels,
 		}, []string{"from", "to"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name:        "ratelimit_in_flight",
+			Help:        "Leases of concurrency limits held by requests this process admitted and has not released yet, by tier and limit.",
+			ConstLabels: c.constLabels,
+		}, []string{"tier", "limit"}),
 		routes: &routeSet{max: c.maxRoutes},
 	}, nil
 }
@@ -100,6 +109,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.latency.Describe(ch)
 	c.state.Describe(ch)
 	c.transitions.Describe(ch)
+	c.inFlight.Describe(ch)
 }
 
 // Collect implements [prometheus.Collector].
@@ -108,15 +118,56 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.latency.Collect(ch)
 	c.state.Collect(ch)
 	c.transitions.Collect(ch)
+	c.inFlight.Collect(ch)
 }
 
 // Decided implements [core.Observer]: it counts res under its tier, its
 // binding limit ([core.Result.Binding]: the limit that denied, or the one
 // closest to exhaustion), the route template of req ([core.Request].Route,
-// capped by [WithMaxRoutes]) and its result.
+// capped by [WithMaxRoutes]) and its result. When res holds a lease
+// ([core.Result].Lease), it raises ratelimit_in_flight of every
+// [core.Concurrency] limit of the tier by one, until [Collector.Released]
+// (a lease never given to [core.Limiter.Release] stays counted, and
+// remembered, as it stays held).
 func (c *Collector) Decided(_ context.Context, req core.Request, res core.Result) {
 	route := c.routes.label(req.Route)
 	c.requests.WithLabelValues(res.Tier, res.Binding().Limit.Name, route, result(res)).Inc()
+	if res.Lease != nil {
+		c.leased(res)
+	}
+}
+
+// leased raises the in-flight gauge of each Concurrency limit of res and
+// remembers which, for Released.
+func (c *Collector) leased(res core.Result) {
+	var raised []prometheus.Gauge
+	for i := range res.Len() {
+		if l := res.Decision(i).Limit; l.Algorithm == core.Concurrency {
+			g := c.inFlight.WithLabelValues(res.Tier, l.Name)
+			g.Inc()
+			raised = append(raised, g)
+		}
+	}
+	c.leases.Store(res.Lease, raised)
+}
+
+// Released implements [core.ReleaseObserver]: it lowers the in-flight
+// gauges that [Collector.Decided] raised for the lease of res, whether the
+// store gave the lease back or not (err != nil: the lease then expires
+// after its TTL in the store, but this process no longer runs its
+// request). A lease this Collector did not see taken, or saw released
+// already, changes nothing, so the gauge is never negative.
+func (c *Collector) Released(_ context.Context, res core.Result, _ error) {
+	if res.Lease == nil {
+		return
+	}
+	raised, ok := c.leases.LoadAndDelete(res.Lease)
+	if !ok {
+		return
+	}
+	for _, g := range raised.([]prometheus.Gauge) {
+		g.Dec()
+	}
 }
 
 // BreakerChanged implements [core.Observer]: it sets the state gauge and

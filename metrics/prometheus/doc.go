@@ -1,5 +1,6 @@
-// Package ratelimitprom exports the decisions, store latency and circuit
-// breaker state of a [core.Limiter] as Prometheus metrics. It is optional:
+// Package ratelimitprom exports the decisions, requests in flight, store
+// latency and circuit breaker state of a [core.Limiter] as Prometheus
+// metrics. It is optional:
 // the core imports no metrics library.
 //
 // A [Collector] is both a [core.Observer] (give it to the limiter with
@@ -21,6 +22,7 @@
 //	ratelimit_store_duration_seconds{result}             histogram
 //	ratelimit_breaker_state                              gauge (0 closed, 1 open, 2 half-open)
 //	ratelimit_breaker_transitions_total{from, to}        counter
+//	ratelimit_in_flight{tier, limit}                     gauge (leases this process holds)
 //
 // The route label is [core.Request].Route: the route template the
 // framework adapter matched ("/users/:id" for gin and echo, "/users/{id}"
@@ -29,4 +31,13 @@
 // are bounded: tiers and limit names come from the limiter's
 // configuration, and at most [DefaultMaxRoutes] distinct routes
 // ([WithMaxRoutes]) get a label of their own.
+//
+// ratelimit_in_flight counts, per [core.Concurrency] limit, the requests
+// this process admitted with a lease and has not released yet
+// ([core.Limiter.Release]; the middleware releases after the handler, also
+// when it panics). It is this node's view, not the store's: the store
+// counts the leases of every node, and a lease whose release failed stays
+// there until its TTL, but leaves this gauge at once. A denial by a
+// concurrency limit is counted in ratelimit_requests_total, result
+// "denied", with the limit's name.
 package ratelimitprom

@@ -58,7 +58,8 @@ func runPromtool(t *testing.T, stdin []byte, args ...string) {
 
 // populated returns a registry holding a Collector built with opts that has
 // a series of every metric and label value the package exports: requests
-// of every result, store calls of every result, breaker transitions.
+// of every result, store calls of every result, breaker transitions, a
+// lease in flight.
 func populated(t *testing.T, opts ...ratelimitprom.Option) *prometheus.Registry {
 	t.Helper()
 	metrics := ratelimitprom.MustNew(opts...)
@@ -86,6 +87,12 @@ func populated(t *testing.T, opts ...ratelimitprom.Option) *prometheus.Registry 
 		_, gotErr := s.Take(context.Background(), nil, []string{"k"}, []core.Limit{perSecond}, 1)
 		require.ErrorIs(t, gotErr, err)
 	}
+
+	l, err := core.NewLimiter(newMemstore(t, clk), core.WithLimits(core.Concurrent(2).WithName("exports")), core.WithObserver(metrics))
+	require.NoError(t, err)
+	held, err := l.Take(context.Background(), core.Request{Identity: "c", Cost: 1, Route: "/export"})
+	require.NoError(t, err)
+	require.NotNil(t, held.Lease, "a lease in flight: ratelimit_in_flight has a series")
 
 	metrics.BreakerChanged(core.BreakerClosed, core.BreakerOpen)
 	metrics.BreakerChanged(core.BreakerOpen, core.BreakerHalfOpen)
@@ -117,7 +124,7 @@ func TestExpositionPassesPromtoolCheckMetrics(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			text := scrape(t, populated(t, tt.opts...))
 			for _, name := range []string{"ratelimit_requests_total counter", "ratelimit_store_duration_seconds histogram",
-				"ratelimit_breaker_state gauge", "ratelimit_breaker_transitions_total counter"} {
+				"ratelimit_breaker_state gauge", "ratelimit_breaker_transitions_total counter", "ratelimit_in_flight gauge"} {
 				require.Contains(t, string(text), "# TYPE "+name+"\n", "the exposition must hold every metric")
 			}
 			for _, result := range []string{ratelimitprom.ResultAllowed, ratelimitprom.ResultDenied,
