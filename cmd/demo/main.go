@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-
 	"flag"
 	"fmt"
 	"log"
@@ -59,13 +58,14 @@ func run(duration time.Duration, serve bool, addr string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: newRouter(p), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: newRouter(p, refapi.BuildExport), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 
 	base := "http://" + ln.Addr().String()
 	fmt.Printf("ratelimit demo: reference API (net/http, %s) at %s, %s of traffic\n\n", desc, base, duration)
-	report(drive(ctx, base, duration, scenario()), int(duration/time.Second))
+	groups := scenario()
+	report(os.Stdout, groups, drive(ctx, base, duration, groups), int(duration/time.Second))
 	if !serve {
 		return nil
 	}
@@ -74,13 +74,15 @@ func run(duration time.Duration, serve bool, addr string) error {
 	return nil
 }
 
-// newRouter wires the routes as examples/nethttp does (which adds /metrics).
-func newRouter(p *refapi.Policy) http.Handler {
+// newRouter wires the routes as examples/nethttp does (which adds
+// /metrics); export is the work of /api/export (refapi.BuildExport).
+func newRouter(p *refapi.Policy, export func(context.Context) error) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", refapi.Healthz)
 	mux.Handle("GET /api/hello", ratelimithttp.New(p.API, p.APIOptions...)(http.HandlerFunc(refapi.Hello)))
 	mux.Handle("POST /login", ratelimithttp.New(p.Login, p.LoginOptions...)(http.HandlerFunc(refapi.Login)))
 	mux.Handle("POST /webhooks/{source}", ratelimithttp.New(p.Webhook, p.WebhookOptions...)(http.HandlerFunc(refapi.Webhook)))
+	mux.Handle("GET /api/export", ratelimithttp.New(p.Export, p.ExportOptions...)(refapi.Export(export)))
 	return mux
 }
 
@@ -90,4 +92,5 @@ func printCurl(base string) {
 	fmt.Printf("  curl -i -H 'X-API-Key: pro-demo-key' %s/api/hello\n", base)
 	fmt.Printf("  curl -i -d account=alice -d password=guess %s/login\n", base)
 	fmt.Printf("  curl -i -X POST %s/webhooks/github\n", base)
+	fmt.Printf("  for i in 1 2 3; do curl -s -o /dev/null -w '%%{http_code}\\n' %s/api/export & done; wait\n", base)
 }

@@ -2,15 +2,15 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"text/tabwriter"
 )
 
-// report prints the per-second table and sample responses.
-func report(tallies []*tally, secs int) {
-	groups := scenario()
-	fmt.Println("Each cell: allowed/limited (429) requests in that second.")
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+// report prints to out the per-second table of groups, whose tallies
+// drive returned, and their sample responses.
+func report(out io.Writer, groups []group, tallies []*tally, secs int) {
+	fmt.Fprintln(out, "Each cell: allowed/limited (429) requests in that second.")
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(w, "client\t")
 	for s := 1; s <= secs; s++ {
 		fmt.Fprintf(w, "%ds\t", s)
@@ -28,30 +28,24 @@ func report(tallies []*tally, secs int) {
 	}
 	_ = w.Flush()
 
-	fmt.Println("\nSample responses:")
-	show := []struct {
-		group  int
-		status int
-		what   string
-	}{
-		{0, 200, "free user, allowed"},
-		{2, 429, "scraper, first 429"},
-		{3, 429, "brute-forcer, first 429 (5 failed logins per minute per account and IP)"},
-		{6, 429, "webhook sender, first 429 (sliding window)"},
-	}
-	for _, s := range show {
-		sm, ok := tallies[s.group].samples[s.status]
-		if !ok {
-			continue
-		}
-		fmt.Printf("\n  %s: HTTP %d\n", s.what, sm.status)
-		for _, h := range []string{"RateLimit-Policy", "RateLimit", "Retry-After", "Content-Type"} {
-			if v := sm.headers.Get(h); v != "" {
-				fmt.Printf("    %s: %s\n", h, v)
+	fmt.Fprintln(out, "\nSample responses:")
+	for i, g := range groups {
+		for _, s := range g.samples {
+			if sm, ok := tallies[i].samples[s.status]; ok {
+				printSample(out, s.what, sm)
 			}
 		}
-		if s.status != 200 {
-			fmt.Printf("    %s\n", sm.body)
+	}
+}
+
+func printSample(out io.Writer, what string, sm sample) {
+	fmt.Fprintf(out, "\n  %s: HTTP %d\n", what, sm.status)
+	for _, h := range []string{"RateLimit-Policy", "RateLimit", "Retry-After", "Content-Type"} {
+		if v := sm.headers.Get(h); v != "" {
+			fmt.Fprintf(out, "    %s: %s\n", h, v)
 		}
+	}
+	if sm.status != 200 {
+		fmt.Fprintf(out, "    %s\n", sm.body)
 	}
 }

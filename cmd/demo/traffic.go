@@ -10,18 +10,29 @@ import (
 	"time"
 )
 
-// A client sends one kind of request at a steady rate.
+// A client sends one kind of request at a steady rate, or atOnce
+// requests together at the start.
 type client struct {
 	ip, apiKey string
 	method     string
 	path, body string
 	perSecond  int
+	atOnce     int
 }
 
-// A group is one row of the report: one or more clients counted together.
+// A group is one row of the report: one or more clients counted together,
+// and the responses shown as samples.
 type group struct {
 	name    string
 	clients []client
+	samples []shown
+}
+
+// shown is a sample the report prints: the group's first response of
+// status.
+type shown struct {
+	status int
+	what   string
 }
 
 func scenario() []group {
@@ -41,14 +52,28 @@ func scenario() []group {
 	}
 	guess := url.Values{"account": {"alice"}, "password": {"letmein"}}.Encode()
 	return []group{
-		{"free user, no key, 8/s", []client{hello("198.51.100.10", "", 8)}},
-		{"pro user (pro-demo-key), 150/s", []client{hello("198.51.100.20", "pro-demo-key", 150)}},
-		{"scraper, no key, 200/s", []client{hello("198.51.100.66", "", 200)}},
-		{"brute-forcer on alice, 4/s", []client{{ip: "198.51.100.99", method: http.MethodPost, path: "/login", body: guess, perSecond: 4}}},
-		{"3 users behind one NAT, no keys, 3x20/s", nat(false)},
-		{"3 users behind one NAT, own keys, 3x20/s", nat(true)},
-		{"webhook sender github, 60/s", []client{{ip: "192.0.2.77", method: http.MethodPost, path: "/webhooks/github", perSecond: 60}}},
+		{name: "free user, no key, 8/s", clients: []client{hello("198.51.100.10", "", 8)},
+			samples: []shown{{200, "free user, allowed"}}},
+		{name: "pro user (pro-demo-key), 150/s", clients: []client{hello("198.51.100.20", "pro-demo-key", 150)}},
+		{name: "scraper, no key, 200/s", clients: []client{hello("198.51.100.66", "", 200)},
+			samples: []shown{{429, "scraper, first 429"}}},
+		{name: "brute-forcer on alice, 4/s", clients: []client{{ip: "198.51.100.99", method: http.MethodPost, path: "/login", body: guess, perSecond: 4}},
+			samples: []shown{{429, "brute-forcer, first 429 (5 failed logins per minute per account and IP)"}}},
+		{name: "3 users behind one NAT, no keys, 3x20/s", clients: nat(false)},
+		{name: "3 users behind one NAT, own keys, 3x20/s", clients: nat(true)},
+		{name: "webhook sender github, 60/s", clients: []client{{ip: "192.0.2.77", method: http.MethodPost, path: "/webhooks/github", perSecond: 60}},
+			samples: []shown{{429, "webhook sender, first 429 (sliding window)"}}},
+		exporter(),
 	}
+}
+
+// exporter is the group of one client asking for 5 exports at once, of
+// which 2 may run together: 2 pass, 3 get 429 (each export takes 300 ms,
+// far longer than sending the 5).
+func exporter() group {
+	return group{name: "exporter, 5 exports at once (2 in flight)",
+		clients: []client{{ip: "192.0.2.88", method: http.MethodGet, path: "/api/export", atOnce: 5}},
+		samples: []shown{{429, "exporter, first 429 (at most 2 exports in flight per client)"}}}
 }
 
 // tally counts the responses of one group.
@@ -93,6 +118,12 @@ func drive(ctx context.Context, base string, d time.Duration, groups []group) []
 	for i, g := range groups {
 		tallies[i] = &tally{allowed: make([]int, secs), limited: make([]int, secs), samples: map[int]sample{}}
 		for _, c := range g.clients {
+			if c.atOnce > 0 {
+				for range c.atOnce {
+					wg.Go(func() { c.once(ctx, hc, base, tallies[i]) })
+				}
+				continue
+			}
 			wg.Go(func() { c.run(ctx, hc, base, start, d, tallies[i]) })
 		}
 	}
@@ -119,6 +150,13 @@ func (c client) run(ctx context.Context, hc *http.Client, base string, start tim
 			continue
 		}
 		t.add(int(at.Sub(start)/time.Second), resp, body)
+	}
+}
+
+// once sends one request of c at once, counted in the first second.
+func (c client) once(ctx context.Context, hc *http.Client, base string, t *tally) {
+	if resp, body, err := c.send(ctx, hc, base); err == nil {
+		t.add(0, resp, body)
 	}
 }
 

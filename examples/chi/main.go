@@ -4,6 +4,7 @@
 //	                        10/s), then "pro" (1000, 100/s) and "enterprise" (10000, 1000/s); a daily quota
 //	POST /login             brute-force guard: 5 failed logins a minute per account and IP
 //	POST /webhooks/{source} 100 per 10 s per source
+//	GET  /api/export        about 300 ms of work, at most 2 in flight per client (API key or IP)
 //	GET  /healthz, /metrics never limited
 //
 // The environment configures it, all optional: ADDR (default
@@ -75,7 +76,7 @@ func run(ctx context.Context, ln net.Listener, getenv func(string) string, logge
 		}
 		trusted = append(trusted, p)
 	}
-	h, err := newHandler(store, trusted, logger)
+	h, err := newHandler(store, trusted, logger, buildExport)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,8 @@ func run(ctx context.Context, ln net.Listener, getenv func(string) string, logge
 
 // newHandler returns the API over store. trusted are the load balancers
 // whose X-Forwarded-For is believed; with none the TCP peer is the client.
-func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (http.Handler, error) {
+// export is the work of GET /api/export: buildExport, or a test's.
+func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, export func(context.Context) error) (http.Handler, error) {
 	ip, err := keyfunc.PeerIP()
 	if len(trusted) > 0 {
 		ip, err = keyfunc.XForwardedFor(trusted)
@@ -135,7 +137,13 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 	// Fail open: this limit smooths a sender's bursts; it guards no secret.
 	hookLimit := core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow}
 	hook, hookErr := newLimiter("hook", store, reg, violations, core.WithLimits(hookLimit), core.WithFailureMode(core.FailOpen))
-	if err := errors.Join(apiErr, loginErr, hookErr); err != nil {
+	// Local: an export costs its duration, so this limit guards the
+	// servers' capacity, which a Redis outage does not enlarge; each node
+	// then holds 2 per client itself (so with N nodes at most 2N).
+	exportLimit := core.Concurrent(2).WithName("export")
+	exporter, exportErr := newLimiter("export", store, reg, violations, core.WithLimits(exportLimit),
+		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
+	if err := errors.Join(apiErr, loginErr, hookErr, exportErr); err != nil {
 		return nil, err
 	}
 
@@ -146,6 +154,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 		Get("/api/hello", hello)
 	r.With(ratelimitchi.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), core.HTTPChargeIf(core.FailedRequests))).Post("/login", signIn)
 	r.With(ratelimitchi.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source")))).Post("/webhooks/{source}", webhook)
+	r.With(ratelimitchi.New(exporter, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)))).Get("/api/export", exportHandler(export))
 	return r, nil
 }
 
@@ -172,7 +181,35 @@ func writeJSON(w http.ResponseWriter, status int, name, value string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{name: value})
 }
 
-// newLimiter returns the limiter name with the options all three share:
+// exportHandler serves GET /api/export with build's work. The middleware
+// releases the request's place when it returns.
+func exportHandler(build func(context.Context) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := build(r.Context()); err != nil { // the client gave up
+			writeJSON(w, http.StatusServiceUnavailable, "error", "export not finished")
+			return
+		}
+		writeJSON(w, http.StatusOK, "status", "exported")
+	}
+}
+
+// exportTime is how long buildExport works.
+const exportTime = 300 * time.Millisecond
+
+// buildExport stands in for your export's work (building a report): it
+// takes exportTime, returning early with ctx's error when the client gives up.
+func buildExport(ctx context.Context) error {
+	t := time.NewTimer(exportTime)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// newLimiter returns the limiter name with the options all four share:
 // its own key prefix, so limiters never count against each other; a
 // breaker, so a dead Redis costs a request nothing rather than the timeout;
 // and its own metrics (label limiter=name), so each breaker shows apart.

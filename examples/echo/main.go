@@ -4,6 +4,7 @@
 //	                        10/s), then "pro" (1000, 100/s) and "enterprise" (10000, 1000/s); a daily quota
 //	POST /login             brute-force guard: 5 failed logins a minute per account and IP
 //	POST /webhooks/:source  100 per 10 s per source
+//	GET  /api/export        about 300 ms of work, at most 2 in flight per client (API key or IP)
 //	GET  /healthz, /metrics never limited
 //
 // The environment configures it, all optional: ADDR (default
@@ -74,7 +75,7 @@ func run(ctx context.Context, ln net.Listener, getenv func(string) string, logge
 		}
 		trusted = append(trusted, p)
 	}
-	h, err := newHandler(store, trusted, logger)
+	h, err := newHandler(store, trusted, logger, buildExport)
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,8 @@ func run(ctx context.Context, ln net.Listener, getenv func(string) string, logge
 
 // newHandler returns the API over store. trusted are the load balancers
 // whose X-Forwarded-For is believed; with none the TCP peer is the client.
-func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (http.Handler, error) {
+// export is the work of GET /api/export: buildExport, or a test's.
+func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, export func(context.Context) error) (http.Handler, error) {
 	ip, err := keyfunc.PeerIP()
 	if len(trusted) > 0 {
 		ip, err = keyfunc.XForwardedFor(trusted)
@@ -134,7 +136,13 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 	// Fail open: this limit smooths a sender's bursts; it guards no secret.
 	hookLimit := core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow}
 	hook, hookErr := newLimiter("hook", store, reg, violations, core.WithLimits(hookLimit), core.WithFailureMode(core.FailOpen))
-	if err := errors.Join(apiErr, loginErr, hookErr); err != nil {
+	// Local: an export costs its duration, so this limit guards the
+	// servers' capacity, which a Redis outage does not enlarge; each node
+	// then holds 2 per client itself (so with N nodes at most 2N).
+	exportLimit := core.Concurrent(2).WithName("export")
+	exporter, exportErr := newLimiter("export", store, reg, violations, core.WithLimits(exportLimit),
+		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
+	if err := errors.Join(apiErr, loginErr, hookErr, exportErr); err != nil {
 		return nil, err
 	}
 
@@ -155,10 +163,32 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger) (
 	e.POST("/webhooks/:source", func(c echo.Context) error {
 		return c.JSON(http.StatusAccepted, echo.Map{"received_from": c.Param("source")})
 	}, ratelimitecho.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source")), deny))
+	e.GET("/api/export", func(c echo.Context) error {
+		if err := export(c.Request().Context()); err != nil { // the client gave up
+			return c.JSON(http.StatusServiceUnavailable, echo.Map{"error": "export not finished"})
+		}
+		return c.JSON(http.StatusOK, echo.Map{"status": "exported"})
+	}, ratelimitecho.New(exporter, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)), deny))
 	return e, nil
 }
 
-// newLimiter returns the limiter name with the options all three share:
+// exportTime is how long buildExport works.
+const exportTime = 300 * time.Millisecond
+
+// buildExport stands in for your export's work (building a report): it
+// takes exportTime, returning early with ctx's error when the client gives up.
+func buildExport(ctx context.Context) error {
+	t := time.NewTimer(exportTime)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// newLimiter returns the limiter name with the options all four share:
 // its own key prefix, so limiters never count against each other; a
 // breaker, so a dead Redis costs a request nothing rather than the timeout;
 // and its own metrics (label limiter=name), so each breaker shows apart.

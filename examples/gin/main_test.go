@@ -10,8 +10,8 @@ import (
 )
 
 func TestServesTheReferenceAPI(t *testing.T) {
-	refapitest.Run(t, func(store core.Store) (http.Handler, error) {
-		return newHandler(store, nil, slog.New(slog.DiscardHandler))
+	refapitest.Run(t, func(store core.Store, export refapitest.ExportFunc) (http.Handler, error) {
+		return newHandler(store, nil, slog.New(slog.DiscardHandler), export)
 	})
 }
 

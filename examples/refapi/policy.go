@@ -9,6 +9,8 @@
 //	POST /webhooks/{source}  100 per 10 s per source, sliding window
 //	                         (no boundary burst; for bursty senders docs/algorithms.md
 //	                         recommends GCRA with a large burst)
+//	GET  /api/export         about 300 ms of work, at most 2 in flight per client
+//	                         (API key or IP, as /api/hello), whatever the tier
 //	GET  /healthz            never limited
 //
 // The example servers (examples/gin, examples/echo, examples/chi,
@@ -55,11 +57,11 @@ func Tiers() []core.Tier {
 	}
 }
 
-// A Policy is the three limiters of the reference API and the middleware
+// A Policy is the four limiters of the reference API and the middleware
 // options each is mounted with.
 type Policy struct {
-	API, Login, Webhook                      *core.Limiter
-	APIOptions, LoginOptions, WebhookOptions []core.HTTPOption
+	API, Login, Webhook, Export                             *core.Limiter
+	APIOptions, LoginOptions, WebhookOptions, ExportOptions []core.HTTPOption
 }
 
 // Config says how the reference API identifies clients.
@@ -87,8 +89,12 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 		LoginOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.Composite(account, ip)),
 			core.HTTPChargeIf(core.FailedRequests)}, // only a 401 (or any failure) counts
 		WebhookOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.PathValue("source"))},
+		// The client of an export is the client of the API: a known key, so
+		// that users behind one NAT each have their own places, else the IP;
+		// an invented key counts as none, so it mints no places.
+		ExportOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.FirstOf(knownAPIKey, ip))},
 	}
-	// Distinct prefixes: the three limiters never count against each other.
+	// Distinct prefixes: the four limiters never count against each other.
 	if p.API, err = core.NewLimiter(store, core.WithPrefix("rl:api"), core.WithTiers(Tiers()...),
 		core.WithTierResolver(PlanOf, time.Minute, 10_000)); err != nil {
 		return nil, err
@@ -99,6 +105,12 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 	}
 	hook := core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow}
 	if p.Webhook, err = core.NewLimiter(store, core.WithPrefix("rl:hook"), core.WithLimits(hook)); err != nil {
+		return nil, err
+	}
+	// The cost of an export is its duration, so it is limited in flight:
+	// the middleware releases the lease when the handler returns.
+	export := core.Concurrent(2).WithName("export")
+	if p.Export, err = core.NewLimiter(store, core.WithPrefix("rl:export"), core.WithLimits(export)); err != nil {
 		return nil, err
 	}
 	return p, nil

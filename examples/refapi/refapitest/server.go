@@ -27,9 +27,10 @@ type RunFunc = func(ctx context.Context, ln net.Listener, getenv func(string) st
 // exitWithin is how long a server may take to return once cancelled.
 const exitWithin = 10 * time.Second
 
-// RunServer checks what main adds to the handler: the store chosen by the
-// environment and named in the start-up log, /metrics, the failure modes
-// with Redis down, and the graceful shutdown. It needs no Redis: the Redis
+// RunServer checks what main adds to the handler: the real work of
+// /api/export, the store chosen by the environment and named in the
+// start-up log, /metrics, the failure modes with Redis down, and the
+// graceful shutdown. It needs no Redis: the Redis
 // cases point at closed ports.
 func RunServer(t *testing.T, run RunFunc) {
 	t.Run("memory store: serves, then drains a request in flight and returns nil", func(t *testing.T) {
@@ -47,10 +48,15 @@ func runDrain(t *testing.T, run RunFunc) {
 	s := start(t, run, nil)
 	assert.Equal(t, http.StatusOK, s.get(t, "/healthz").StatusCode)
 	assert.Equal(t, http.StatusOK, s.get(t, "/api/hello").StatusCode)
+	export := s.get(t, "/api/export") // the real work: about 300 ms
+	assert.Equal(t, http.StatusOK, export.StatusCode)
+	assert.JSONEq(t, `{"status":"exported"}`, export.body)
+	assert.Equal(t, `"export";q=2;w=30`, export.Header.Get("RateLimit-Policy"))
 	metrics := s.get(t, "/metrics")
 	assert.Equal(t, http.StatusOK, metrics.StatusCode)
 	assert.Contains(t, metrics.body, `ratelimit_requests_total{`)
 	assert.Contains(t, metrics.body, `limiter="api",result="allowed"`)
+	assert.Contains(t, metrics.body, `limiter="export",result="allowed"`)
 	assert.Contains(t, s.log.String(), `store="memory store"`)
 
 	// Expect: 100-continue makes the server say when the handler (the
