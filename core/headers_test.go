@@ -104,18 +104,18 @@ func TestSetHeaders(t *testing.T) {
 			"Ratelimit":        {`"per-second";r=0;t=2`},
 		}},
 		{"concurrency, admitted: t is the estimate of a place freed, not the lease TTL", oneInFlight, core.HeadersIETF | core.HeadersLegacy, http.Header{
-			"Ratelimit-Policy":    {`"2-in-flight";q=2;w=30`},
+			"Ratelimit-Policy":    {`"2-in-flight";q=2;qu="concurrency"`},
 			"Ratelimit":           {`"2-in-flight";r=1;t=1`},
 			"Ratelimit-Limit":     {"2"},
 			"Ratelimit-Remaining": {"1"},
 			"Ratelimit-Reset":     {"30"}, // legacy: until the newest lease expires
 		}},
 		{"concurrency, nothing in flight: t=0", noneInFlight, core.HeadersIETF, http.Header{
-			"Ratelimit-Policy": {`"2-in-flight";q=2;w=30`},
+			"Ratelimit-Policy": {`"2-in-flight";q=2;qu="concurrency"`},
 			"Ratelimit":        {`"2-in-flight";r=2;t=0`},
 		}},
 		{"concurrency, denied: t and Retry-After the estimate, at least 1", allInFlight, core.HeadersIETF, http.Header{
-			"Ratelimit-Policy": {`"2-in-flight";q=2;w=30`},
+			"Ratelimit-Policy": {`"2-in-flight";q=2;qu="concurrency"`},
 			"Ratelimit":        {`"2-in-flight";r=0;t=1`},
 			"Retry-After":      {"1"},
 		}},

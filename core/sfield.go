@@ -17,7 +17,10 @@ const maxSFInteger = 999_999_999_999_999
 // formatPolicy returns the RateLimit-Policy value of a tier's decisions,
 // one item per limit: "name";q=<Rate>;w=<Period in seconds, rounded up>.
 // q per w is the sustained rate; w rounds up, so the advertised rate is
-// never above the real one. A limit's burst shows in RateLimit's r.
+// never above the real one. A limit's burst shows in RateLimit's r. A
+// concurrency limit is "name";q=<n>;qu="concurrency": the draft's quota
+// unit for requests in flight (its quota-unit registry, since the -09
+// text), and no window (its Period is the lease TTL, not a window).
 func formatPolicy(ds []Decision) string {
 	b := make([]byte, 0, 32*len(ds))
 	for i, d := range ds {
@@ -26,6 +29,10 @@ func formatPolicy(ds []Decision) string {
 		}
 		b = appendSFString(b, d.Limit.EffectiveName())
 		b = appendSFParam(b, "q", d.Limit.Rate)
+		if d.Limit.Algorithm == Concurrency {
+			b = append(b, `;qu="concurrency"`...)
+			continue
+		}
 		b = appendSFParam(b, "w", d.Limit.PeriodSeconds())
 	}
 	return string(b)

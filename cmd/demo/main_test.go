@@ -68,7 +68,7 @@ func TestReportsTheExporter(t *testing.T) {
 	report(&out, groups, tallies, 1)
 	assert.Regexp(t, `exporter, 5 exports at once \(2 in flight\)\s+2/3\s+2/3`, out.String())
 	assert.Contains(t, out.String(), "exporter, first 429 (at most 2 exports in flight per client): HTTP 429")
-	assert.Contains(t, out.String(), `RateLimit-Policy: "export";q=2;w=30`)
+	assert.Contains(t, out.String(), `RateLimit-Policy: "export";q=2;qu="concurrency"`)
 	assert.Contains(t, out.String(), "Retry-After: 1")
 	assert.Contains(t, out.String(), "Content-Type: application/problem+json")
 }

@@ -51,7 +51,7 @@ func runDrain(t *testing.T, run RunFunc) {
 	export := s.get(t, "/api/export") // the real work: about 300 ms
 	assert.Equal(t, http.StatusOK, export.StatusCode)
 	assert.JSONEq(t, `{"status":"exported"}`, export.body)
-	assert.Equal(t, `"export";q=2;w=30`, export.Header.Get("RateLimit-Policy"))
+	assert.Equal(t, `"export";q=2;qu="concurrency"`, export.Header.Get("RateLimit-Policy"))
 	metrics := s.get(t, "/metrics")
 	assert.Equal(t, http.StatusOK, metrics.StatusCode)
 	assert.Contains(t, metrics.body, `ratelimit_requests_total{`)
