@@ -194,14 +194,8 @@ func (l *Limiter) leaseContext(ctx context.Context, ls *Lease) (context.Context,
 // to its TTL rather than adding a call to a store in trouble. Lease calls
 // do not feed the breaker: takes decide its state.
 func (l *Limiter) leaseCall(ls *Lease, key string, call func() error) error {
-	if l.breakers != nil && !ls.fallback {
-		shard := ""
-		if sh, ok := l.store.(Sharded); ok {
-			shard = sh.Shard(key)
-		}
-		if l.breakers.forShard(shard).current() != BreakerClosed {
-			return ErrBreakerOpen
-		}
+	if l.breakers != nil && !ls.fallback && l.breakerOf(key).current() != BreakerClosed {
+		return ErrBreakerOpen
 	}
 	return call()
 }

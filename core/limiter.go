@@ -382,11 +382,7 @@ func (l *Limiter) call(ctx context.Context, dst []Decision, t takeCall, limits [
 	s := l.store
 	var b *breaker
 	if l.breakers != nil {
-		shard := ""
-		if sh, ok := s.(Sharded); ok {
-			shard = sh.Shard(t.keys[0]) // the keys of one call share a hash tag
-		}
-		if b = l.breakers.forShard(shard); !b.allow() {
+		if b = l.breakerOf(t.keys[0]); !b.allow() { // the keys of one call share a hash tag
 			return dst, ErrBreakerOpen
 		}
 	}
@@ -405,6 +401,16 @@ func (l *Limiter) call(ctx context.Context, dst []Decision, t takeCall, limits [
 		err = fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
 	}
 	return ds, err
+}
+
+// breakerOf returns the breaker of the store shard that holds key (one
+// breaker for a store that is not [Sharded]); l.breakers is not nil.
+func (l *Limiter) breakerOf(key string) *breaker {
+	shard := ""
+	if sh, ok := l.store.(Sharded); ok {
+		shard = sh.Shard(key)
+	}
+	return l.breakers.forShard(shard)
 }
 
 // storeTake is one Take of s appending to dst, with the lease of t when it

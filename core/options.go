@@ -55,7 +55,6 @@ type config struct {
 	nodes       int
 	observers   []Observer
 	shadow      bool
-	modeSet     bool            // WithFailureMode was given
 	given       map[string]bool // the single-valued options given
 }
 
@@ -72,7 +71,7 @@ func once(given map[string]bool, name string) error {
 // check reports the options that contradict each other, whatever their
 // order.
 func (c *config) check() error {
-	if c.fallback != nil && c.modeSet && c.failure != FailLocal {
+	if c.fallback != nil && c.given["WithFailureMode"] && c.failure != FailLocal {
 		return fmt.Errorf("ratelimit: WithFallback and WithFailureMode(%s) contradict each other: WithFallback selects FailLocal", c.failure)
 	}
 	if c.fallback != nil {
@@ -188,7 +187,7 @@ func WithFailureMode(m FailureMode) Option {
 		if m > FailLocal {
 			return fmt.Errorf("ratelimit: unknown failure mode %d", m)
 		}
-		c.failure, c.modeSet = m, true
+		c.failure = m
 		return nil
 	}
 }

@@ -68,7 +68,7 @@ func newPlan(t Tier, nodes int) (*plan, error) {
 	if len(t.Limits) > maxLimitsPerTier {
 		return nil, fmt.Errorf("ratelimit: tier %q: at most %d Limits, got %d", t.Name, maxLimitsPerTier, len(t.Limits))
 	}
-	p := &plan{name: t.Name}
+	p := &plan{name: t.Name, fits: math.MaxInt64} // fits: the smallest capacity, below
 	seen := make(map[string]bool, len(t.Limits))
 	for _, l := range t.Limits {
 		if err := l.validate(); err != nil {
@@ -84,16 +84,13 @@ func newPlan(t Tier, nodes int) (*plan, error) {
 			// Any cost takes one lease: a concurrency limit never
 			// finds a cost too high.
 			p.leased = append(p.leased, len(p.limits)-1)
-		} else if c := l.Capacity(); p.fits == 0 || c < p.fits {
+		} else if c := l.Capacity(); c < p.fits {
 			p.fits = c
 		}
 		p.suffixes = append(p.suffixes, "}:"+l.Name+":"+l.Algorithm.Tag())
 		if nodes > 0 {
 			p.shares = append(p.shares, l.share(int64(nodes)))
 		}
-	}
-	if p.fits == 0 {
-		p.fits = math.MaxInt64
 	}
 	p.policy, p.local = policyField(p.limits), policyField(p.shares)
 	return p, nil

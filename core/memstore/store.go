@@ -294,7 +294,7 @@ func checkTake(ctx context.Context, keys []string, limits []core.Limit, cost int
 	}
 	for _, l := range limits {
 		if l.Rate <= 0 || l.Burst < 0 || l.Period < time.Microsecond || l.Algorithm > core.Concurrency ||
-			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit == core.NotCalendar || l.Calendar.Unit > core.CalendarMonth) {
+			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit.Period() == 0) {
 			return l.Validate() // names the limit and the field
 		}
 		if l.Algorithm == core.Concurrency && cost > 0 && lease == "" {
