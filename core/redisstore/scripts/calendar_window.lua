@@ -54,19 +54,5 @@ local function calendar_window(key, now, cost, rate, _, first)
   if stored_s == start then
     n = tonumber(state[2]) or 0
   end
-  local reset_before = 0
-  if n > 0 then
-    reset_before = window_end
-  end
-  if cost > rate then
-    return COST_TOO_HIGH, rate - n, reset_before, 0
-  end
-  if cost == 0 then
-    return 0, rate - n, reset_before, 0, rate - n, reset_before
-  end
-  if n + cost > rate then
-    return EXHAUSTED, rate - n, reset_before, window_end
-  end
-  return 0, rate - n, reset_before, 0, rate - n - cost, window_end,
-    write_calendar_window, start, n + cost, window_end
+  return count_window(n, window_end, cost, rate, write_calendar_window, start)
 end

@@ -19,19 +19,10 @@ local function write_fixed_window(key, w, n, ttl)
   redis.call('PEXPIRE', key, ttl_ms(ttl))
 end
 
-local function fixed_window(key, now, cost, rate, period)
-  local state = redis.call('HMGET', key, 'w', 'n')
-  local stored_w = tonumber(state[1])
-  local at = now -- the key's time: never back into an earlier window
-  if stored_w then
-    at = math.max(now, stored_w * period)
-  end
-  local w = math.floor(at / period)
-  local window_end = (w + 1) * period - now -- from the reading
-  local n = 0
-  if stored_w == w then
-    n = tonumber(state[2]) or 0
-  end
+-- count_window decides cost against a window holding n of rate, which
+-- ends window_end µs after the reading; admitted, write(key, id, n + cost,
+-- window_end) stores it. The fixed and the calendar window share it.
+local function count_window(n, window_end, cost, rate, write, id)
   local reset_before = 0
   if n > 0 then
     reset_before = window_end
@@ -46,5 +37,21 @@ local function fixed_window(key, now, cost, rate, period)
     return EXHAUSTED, rate - n, reset_before, window_end
   end
   return 0, rate - n, reset_before, 0, rate - n - cost, window_end,
-    write_fixed_window, w, n + cost, window_end
+    write, id, n + cost, window_end
+end
+
+local function fixed_window(key, now, cost, rate, period)
+  local state = redis.call('HMGET', key, 'w', 'n')
+  local stored_w = tonumber(state[1])
+  local at = now -- the key's time: never back into an earlier window
+  if stored_w then
+    at = math.max(now, stored_w * period)
+  end
+  local w = math.floor(at / period)
+  local window_end = (w + 1) * period - now -- from the reading
+  local n = 0
+  if stored_w == w then
+    n = tonumber(state[2]) or 0
+  end
+  return count_window(n, window_end, cost, rate, write_fixed_window, w)
 end
