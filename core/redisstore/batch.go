@@ -85,11 +85,11 @@ func WithoutBatching() Option {
 	return func(c *config) { c.batchOff = true }
 }
 
-// A batcher is what a batching store sends its takes through: the queue of
-// its one node, or the queues of a cluster's masters.
-type batcher struct {
-	node    *nodeBatcher    // a *redis.Client
-	masters *masterBatchers // a *redis.ClusterClient
+// A batcher is what a batching store sends its calls through: the queue
+// of its one node (a *nodeBatcher), or the queues of a cluster's masters
+// (a *masterBatchers).
+type batcher interface {
+	do(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error)
 }
 
 // newBatcher returns the batcher of a store on client, or nil when takes
@@ -98,7 +98,7 @@ type batcher struct {
 // resends a whole pipeline after a read timeout or a first reply such as
 // LOADING or READONLY, takes that ran included; a cluster client's node
 // clients get its MaxRetries).
-func newBatcher(client redis.Scripter, c config) *batcher {
+func newBatcher(client redis.Scripter, c config) batcher {
 	if c.batchOff {
 		return nil
 	}
@@ -107,12 +107,12 @@ func newBatcher(client redis.Scripter, c config) *batcher {
 		if retries(c, cl) {
 			return nil
 		}
-		return &batcher{node: newNodeBatcher(cl, cl, c.batchAlone)}
+		return newNodeBatcher(cl, cl, c.batchAlone)
 	case *redis.ClusterClient:
 		if retries(c, cl) {
 			return nil
 		}
-		return &batcher{masters: newMasterBatchers(cl, c)}
+		return newMasterBatchers(cl, c)
 	}
 	if c.batchOn {
 		c.logger.Info("ratelimit: redisstore: batching needs a *redis.Client (standalone or failover) or a *redis.ClusterClient; takes are sent one by one",
@@ -140,13 +140,10 @@ func retries(c config, client redis.Scripter) bool {
 // batcher if the store has one, else as one Script.Run (EVALSHA, EVAL on
 // NOSCRIPT). Its reply is an array.
 func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
-	switch {
-	case s.batch == nil:
+	if s.batch == nil {
 		return script.Run(ctx, s.client, keys, args...).Slice()
-	case s.batch.node != nil:
-		return s.batch.node.do(ctx, script, keys, args)
 	}
-	return s.batch.masters.do(ctx, script, keys, args)
+	return s.batch.do(ctx, script, keys, args)
 }
 
 // A nodeBatcher coalesces the takes of one node into pipelines, with no

@@ -14,8 +14,9 @@ const MaxInFlight = maxInFlight
 // MasterQueues returns how many masters a batching store on a cluster
 // client keeps a queue for, or -1 if it keeps none.
 func MasterQueues(s *Store) int {
-	if s.batch == nil || s.batch.masters == nil {
+	m, ok := s.batch.(*masterBatchers)
+	if !ok {
 		return -1
 	}
-	return len(*s.batch.masters.queues.Load())
+	return len(*m.queues.Load())
 }

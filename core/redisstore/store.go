@@ -24,7 +24,7 @@ type Store struct {
 	appNow    func() time.Time // the app's clock, for calendar boundaries
 	calendars calendarCache    // the boundaries of each calendar, per window
 	reload    *reloader        // nil unless client is a cluster client
-	batch     *batcher         // nil when takes go one by one ([WithoutBatching], a client with retries)
+	batch     batcher          // nil when takes go one by one ([WithoutBatching], a client with retries)
 
 	masters    masterFinder // nil unless client is a cluster client
 	slotsKnown atomic.Bool  // a take succeeded: masters answers from memory
