@@ -72,14 +72,7 @@ func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clock
 		t := now()
 		switch {
 		case t.Before(e.until):
-			if cost < e.cost {
-				c.mu.Unlock()
-				return false, nil, nil
-			}
-			*res = e.res
-			c.mu.Unlock()
-			res.age(t.Sub(e.at))
-			return true, nil, nil
+			return c.answerUnlock(e, t, cost, res), nil, nil
 		case e.probe == nil:
 			e.probe = make(chan struct{})
 			c.mu.Unlock()
@@ -109,7 +102,14 @@ func (c *denyCache) holds(k denyKey, cost int64, now clockFunc, res *Result) boo
 		c.mu.Unlock()
 		return false
 	}
-	t := now()
+	return c.answerUnlock(e, now(), cost, res)
+}
+
+// answerUnlock reports whether e, read at t, answers a request of cost:
+// its denial has not run out and the request costs no less than the one
+// denied (a cheaper one may pass sooner). If so it sets res to the denial,
+// aged to t. c.mu is held; answerUnlock releases it.
+func (c *denyCache) answerUnlock(e *denyEntry, t time.Time, cost int64, res *Result) bool {
 	if !t.Before(e.until) || cost < e.cost {
 		c.mu.Unlock()
 		return false
