@@ -108,12 +108,26 @@ func renamed(c contender, name string) contender {
 }
 
 // accuracyContenders are checked for exactness: everything that keeps its
-// state in Redis, where several app nodes share one limit. (Memory stores
-// are per process: four nodes admit four quotas by design.)
+// state in Redis, where several app nodes share one limit (memory stores
+// are per process: four nodes admit four quotas by design), and our GCRA
+// as redisstore.New builds it by default, batched, whose takes of one node
+// share pipelines.
 func accuracyContenders() []contender {
 	cs := []contender{}
 	for alg := range core.SlidingLog + 1 {
 		cs = append(cs, oursRedis(alg))
 	}
-	return append(cs, redisRate(), throttledRedis(), ululeRedis(), sethvargoRedis(), mennanovRedis(), httprateRedis())
+	return append(cs, oursBatched(), redisRate(), throttledRedis(), ululeRedis(), sethvargoRedis(), mennanovRedis(), httprateRedis())
+}
+
+// footprintContenders are the accuracy contenders with keys of their own:
+// a contender that writes another's keys (keysLike) leaves what it does.
+func footprintContenders() []contender {
+	var cs []contender
+	for _, c := range accuracyContenders() {
+		if c.keysLike == "" {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }

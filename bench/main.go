@@ -66,7 +66,7 @@ func run(cfg config) error {
 	}
 	if len(accuracy) > 0 || anyRedis(fams) {
 		fmt.Fprintln(os.Stderr, "key memory")
-		rep.footprints = cr.runFootprints(ctx, accuracyContenders())
+		rep.footprints = cr.runFootprints(ctx, footprintContenders())
 		cr.flush(ctx)
 	}
 	if len(accuracy) > 0 {
