@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/ratelimitkit/ratelimit/internal/proxyhint"
 )
 
 // A KeyFunc returns the identity of the client that sent r ([Request]'s
@@ -67,7 +69,7 @@ type Middleware struct {
 	costBy      string          // the cost option given, during construction
 	given       map[string]bool // the single-valued options given, during construction
 	errLog      *logSampler
-	hint        *proxyHint // nil unless keyed by RemoteAddrKey, the default
+	hint        *proxyhint.Hint // nil unless keyed by RemoteAddrKey, the default
 	formats     HeaderFormat
 	now         clockFunc // the limiter's: its store's clock, or time.Now
 }
@@ -149,7 +151,7 @@ func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string
 		return Outcome{Skipped: true}
 	}
 	if m.hint != nil {
-		m.hint.observe(r)
+		m.hint.Observe(r)
 	}
 	id, err := m.key(r)
 	if err != nil {

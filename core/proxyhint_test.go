@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/internal/proxyhint"
 )
 
 // The likeliest incident: a server behind a load balancer keyed by the
@@ -46,7 +48,7 @@ func TestMiddlewareWarnsWhenRequestsLookProxied(t *testing.T) {
 			buf := captureDefaultLog(t)
 			m, err := NewMiddleware(MustNewLimiter(&recordingStore{}, WithLimits(PerSecond(1))), tt.opts...)
 			require.NoError(t, err)
-			for i := range 2 * proxyHintSample {
+			for i := range 2 * proxyhint.Sample {
 				m.Decide(httptest.NewRecorder(), tt.request(i), "/")
 			}
 			lines := logLines(buf)

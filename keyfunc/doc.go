@@ -22,6 +22,13 @@
 // identifier, an entry cut by those limits — the answer falls back to the
 // peer address, never to a value the client chose.
 //
+// A proxy missing from the trust model makes every client share the
+// proxy's quota. The address Funcs warn once per cause on slog's default
+// logger when they see its marks: [PeerIP] when requests carry
+// X-Forwarded-For or Forwarded or mostly come from a few private
+// addresses, the trusted-proxy constructors when their header arrives from
+// a peer they do not trust.
+//
 // Every address is normalised: IPv4-mapped IPv6 is unmapped, zones are
 // dropped, and IPv6 addresses are grouped by their /64 (see
 // [WithIPv6Prefix], [WithIPv4Prefix]), so "2001:db8:1:2::7" and

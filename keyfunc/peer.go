@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+
+	"github.com/ratelimitkit/ratelimit/internal/proxyhint"
 )
 
 // PeerIP keys by the address of the TCP peer, r.RemoteAddr, as the
@@ -13,6 +15,11 @@ import (
 // a proxy every client would share the proxy's address; use
 // [XForwardedFor], [Forwarded] or [TrustedHeader] there.
 //
+// Because that is the likeliest misconfiguration of a rate limiter, the
+// Func warns once per cause on slog's default logger when its requests look
+// proxied: they carry X-Forwarded-For or Forwarded, or nine in ten of its
+// first thousand come from at most four private or loopback addresses.
+//
 // When RemoteAddr holds no IP address (a Unix socket listener), the Func
 // fails with an error wrapping [ErrNoKey].
 func PeerIP(opts ...Option) (Func, error) {
@@ -20,7 +27,10 @@ func PeerIP(opts ...Option) (Func, error) {
 	if err != nil {
 		return nil, err
 	}
+	hint := proxyhint.New("ratelimit: keyfunc: ", "keyfunc.PeerIP",
+		"Key by keyfunc.XForwardedFor or keyfunc.Forwarded with the proxies' prefixes instead.")
 	return func(r *http.Request) (string, error) {
+		hint.Observe(r)
 		peer, err := peerAddr(r)
 		if err != nil {
 			return "", err

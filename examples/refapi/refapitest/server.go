@@ -29,9 +29,9 @@ const exitWithin = 10 * time.Second
 
 // RunServer checks what main adds to the handler: the real work of
 // /api/export, the store chosen by the environment and named in the
-// start-up log, /metrics, the failure modes with Redis down, and the
-// graceful shutdown. It needs no Redis: the Redis
-// cases point at closed ports.
+// start-up log, /metrics (never limited), the failure modes with Redis
+// down, the graceful shutdown, and TRUSTED_PROXIES. It needs no Redis: the
+// Redis cases point at closed ports.
 func RunServer(t *testing.T, run RunFunc) {
 	t.Run("memory store: serves, then drains a request in flight and returns nil", func(t *testing.T) {
 		runDrain(t, run)
@@ -41,6 +41,9 @@ func RunServer(t *testing.T, run RunFunc) {
 	})
 	t.Run("bad configuration fails before serving", func(t *testing.T) {
 		runBadConfig(t, run)
+	})
+	t.Run("behind a proxy: TRUSTED_PROXIES keeps clients apart; without it they share a quota and the log says so", func(t *testing.T) {
+		runBehindProxy(t, run)
 	})
 }
 
@@ -58,6 +61,19 @@ func runDrain(t *testing.T, run RunFunc) {
 	assert.Contains(t, metrics.body, `limiter="api",result="allowed"`)
 	assert.Contains(t, metrics.body, `limiter="export",result="allowed"`)
 	assert.Contains(t, s.log.String(), `store="memory store"`)
+
+	// /metrics is never limited: not even for a client whose API quota is
+	// spent, so a scraper behind the same address as clients keeps working.
+	limited := false
+	for i := 0; i < 900 && !limited; i++ {
+		limited = s.get(t, "/api/hello").StatusCode == http.StatusTooManyRequests
+	}
+	require.True(t, limited, "precondition: the client's free tier is spent")
+	for i := range 120 {
+		m := s.get(t, "/metrics")
+		require.Equal(t, http.StatusOK, m.StatusCode, "scrape %d", i+1)
+		require.Empty(t, m.Header.Get("RateLimit-Policy"), "scrape %d: no limiter on /metrics", i+1)
+	}
 
 	// Expect: 100-continue makes the server say when the handler (the
 	// login limiter's key function) starts reading the body: from then on
@@ -160,6 +176,49 @@ func runBadConfig(t *testing.T, run RunFunc) {
 	}
 }
 
+// runBehindProxy sends the logins of two clients through a proxy on
+// loopback that names them in X-Forwarded-For: one guesses until denied,
+// then the other signs in. With the proxy trusted, the second has its own
+// quota; without, both are the proxy, so the second is denied with the
+// first, and the key function warns once on slog's default logger, where
+// main's logger writes.
+func runBehindProxy(t *testing.T, run RunFunc) {
+	const warning = "keyfunc.PeerIP keys by the peer address"
+	tests := []struct {
+		name   string
+		env    map[string]string
+		second int // the status of the second client's login
+		warns  bool
+	}{
+		{"TRUSTED_PROXIES names the proxy", map[string]string{"TRUSTED_PROXIES": "127.0.0.0/8, ::1/128"}, http.StatusOK, false},
+		{"no TRUSTED_PROXIES", nil, http.StatusTooManyRequests, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var defaultLog syncBuffer
+			old := slog.Default()
+			slog.SetDefault(slog.New(slog.NewTextHandler(&defaultLog, nil)))
+			t.Cleanup(func() { slog.SetDefault(old) })
+			s := start(t, run, tt.env)
+
+			for i := range 5 {
+				require.Equal(t, http.StatusUnauthorized, s.loginFrom(t, ipA, "guess").StatusCode, "failed login %d", i+1)
+			}
+			require.Equal(t, http.StatusTooManyRequests, s.loginFrom(t, ipA, "guess").StatusCode, "the guessing client")
+			assert.Equal(t, tt.second, s.loginFrom(t, ipB, password).StatusCode, "another client behind the proxy")
+			if tt.warns {
+				assert.Equal(t, 1, strings.Count(defaultLog.String(), warning), "once:\n%s", defaultLog.String())
+			} else {
+				assert.NotContains(t, defaultLog.String(), warning)
+				assert.NotContains(t, defaultLog.String(), "outside the trusted prefixes")
+			}
+			assert.NotContains(t, defaultLog.String(), ipA, "no client address in the log")
+			s.cancel()
+			require.NoError(t, s.wait(t, exitWithin))
+		})
+	}
+}
+
 // A server is a run in progress.
 type server struct {
 	addr   string
@@ -219,10 +278,21 @@ func (s *server) login(t *testing.T, pw string) response {
 	return s.do(t, http.MethodPost, "/login", loginForm(account, pw))
 }
 
-func (s *server) do(t *testing.T, method, path, body string) response {
+// loginFrom is a login of client, as a proxy on loopback sends it.
+func (s *server) loginFrom(t *testing.T, client, pw string) response {
+	t.Helper()
+	return s.do(t, http.MethodPost, "/login", loginForm(account, pw), "X-Forwarded-For", client)
+}
+
+// do sends a request with body and the header fields given as name, value
+// pairs.
+func (s *server) do(t *testing.T, method, path, body string, header ...string) response {
 	t.Helper()
 	req, err := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
 	require.NoError(t, err)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
