@@ -36,6 +36,9 @@ func RunServer(t *testing.T, run RunFunc) {
 	t.Run("memory store: serves, then drains a request in flight and returns nil", func(t *testing.T) {
 		runDrain(t, run)
 	})
+	t.Run("a request that outlives the drain is cut off, and run still returns nil", func(t *testing.T) {
+		runStuckRequest(t, run)
+	})
 	t.Run("redis down: the log names it, the API fails open, login falls back to local limits", func(t *testing.T) {
 		runRedisDown(t, run)
 	})
@@ -116,6 +119,32 @@ func runDrain(t *testing.T, run RunFunc) {
 	assert.JSONEq(t, `{"message":"welcome"}`, string(got))
 	assert.True(t, resp.Close, "and its connection is closed")
 	require.NoError(t, s.wait(t, exitWithin-time.Since(cancelled)))
+}
+
+// runStuckRequest holds a request in flight past the drain (its body never
+// comes): run must cut it off and return nil within exitWithin of the
+// cancel, so that the process exits 0 before a supervisor's SIGKILL.
+func runStuckRequest(t *testing.T, run RunFunc) {
+	s := start(t, run, nil)
+	conn, err := net.Dial("tcp", s.addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /login HTTP/1.1\r\nHost: api\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+		"Content-Length: 100\r\nExpect: 100-continue\r\n\r\n")
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	cont, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusContinue, cont.StatusCode, "the handler is reading the body: the request is in flight")
+
+	cancelled := time.Now()
+	s.cancel()
+	require.NoError(t, s.wait(t, exitWithin))
+	t.Logf("returned %s after the cancel", time.Since(cancelled).Round(time.Millisecond))
+	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+	_, err = br.ReadByte()
+	assert.Error(t, err, "the stuck request's connection is closed")
+	assert.Contains(t, s.log.String(), "requests outlived the drain")
 }
 
 func runRedisDown(t *testing.T, run RunFunc) {
