@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,6 +104,89 @@ func TestErrorStatus(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, core.ErrorStatus(tt.err))
 			assert.Equal(t, tt.want, core.Outcome{Err: tt.err}.Status())
+		})
+	}
+}
+
+// hangUpStore is a store that may block (a Redis one), whose every take
+// waits until its caller gives up and then fails as core/redisstore fails
+// a cancelled round trip: with an error that wraps both
+// core.ErrStoreUnavailable and the context's error.
+type hangUpStore struct {
+	entered chan struct{} // a take is in the store
+	calls   atomic.Int64
+}
+
+func (s *hangUpStore) Take(ctx context.Context, dst []core.Decision, _ []string, _ []core.Limit, _ int64) ([]core.Decision, error) {
+	s.calls.Add(1)
+	select {
+	case s.entered <- struct{}{}:
+	case <-ctx.Done():
+	}
+	<-ctx.Done()
+	return dst, fmt.Errorf("%w: %w", core.ErrStoreUnavailable, ctx.Err())
+}
+
+// A client that hangs up while its take is in the store (on Redis, during
+// the round trip: the review's race, 1 of 300) gets its context's error,
+// past the check a done context meets before the store: the store's
+// failure then says nothing about the store, so the request is not
+// admitted, not observed as degraded, and four times as many of them as
+// the breaker's Failures leave it closed. Through Limiter.Allow and the
+// middleware, with and without HTTPChargeIf (whose check peeks first).
+func TestCallerGoneDuringTheStoreCall(t *testing.T) {
+	const hangUps = 20 // the breaker opens after 5 failures
+	tests := []struct {
+		name string
+		opts []core.HTTPOption // nil: Limiter.Allow, no middleware
+	}{
+		{"Limiter.Allow", nil},
+		{"middleware", []core.HTTPOption{}},
+		{"middleware with HTTPChargeIf", []core.HTTPOption{core.HTTPChargeIf(core.FailedRequests)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &hangUpStore{entered: make(chan struct{})}
+			obs := &countingObserver{}
+			// Only the hang-up may end a take: the timeout is far away.
+			l, err := core.NewLimiter(store, core.WithLimits(core.PerMinute(5)), core.WithTimeout(time.Minute),
+				core.WithBreaker(core.BreakerConfig{Failures: 5}), core.WithObserver(obs))
+			require.NoError(t, err)
+			var served atomic.Int64
+			var h http.Handler
+			if tt.opts != nil {
+				opts := append([]core.HTTPOption{core.HTTPKeyFunc(func(*http.Request) (string, error) { return "client", nil })}, tt.opts...)
+				mw, err := core.NewMiddleware(l, opts...)
+				require.NoError(t, err)
+				h = mw.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }),
+					func(*http.Request) string { return "/" })
+			}
+
+			for range hangUps {
+				ctx, cancel := context.WithCancel(context.Background())
+				go func() {
+					select {
+					case <-store.entered: // the take is in the store: hang up
+					case <-ctx.Done():
+					}
+					cancel()
+				}()
+				if h == nil {
+					res, err := l.Allow(ctx, "client")
+					assert.ErrorIs(t, err, context.Canceled)
+					assert.False(t, res.Allowed, "a caller that gave up was admitted")
+				} else {
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx))
+					assert.Equal(t, core.StatusClientClosedRequest, w.Code)
+				}
+				cancel()
+			}
+			require.Equal(t, int64(hangUps), store.calls.Load(), "every take reached the store before its caller gave up")
+			assert.Zero(t, served.Load(), "the handler ran for a client that hung up")
+			assert.Zero(t, obs.decided.Load(), "decisions observed for callers that gave up")
+			assert.Zero(t, obs.degraded.Load(), "a hang-up is not a store failure")
+			assert.Equal(t, core.BreakerClosed, l.BreakerState(), "hang-ups tripped the breaker")
 		})
 	}
 }

@@ -79,26 +79,44 @@ func TestDenyCacheWaiterWhoseCallerIsGone(t *testing.T) {
 
 // A request that can never fit gets CostTooHigh (413) even while a denial
 // of the same client is cached: the cached 429 would invite retries that
-// can never succeed.
+// can never succeed. Both ways to the deny cache: a take, and the check
+// before the handler of HTTPChargeIf (Limiter.check), which reads the
+// cache without waiting for a probe.
 func TestDenyCacheDoesNotAnswerACostThatCanNeverFit(t *testing.T) {
-	clock := newManualClock()
-	store := &recordingStore{deny: map[string]bool{"s": true}}
-	store.now = clock.Now // the limiter follows its store's clock
-	l := MustNewLimiter(&capacityStore{store}, WithLimits(PerSecond(5).WithName("s")), WithDenyCache(10))
-	ctx := context.Background()
-	res, err := l.Allow(ctx, "a")
-	require.NoError(t, err)
-	require.Equal(t, Exhausted, res.Binding().Reason)
+	tests := []struct {
+		name string
+		take func(l *Limiter, cost int64) (Result, error)
+	}{
+		{"Take", func(l *Limiter, cost int64) (Result, error) {
+			return l.AllowN(context.Background(), "a", cost)
+		}},
+		{"the check of HTTPChargeIf", func(l *Limiter, cost int64) (Result, error) {
+			var res Result
+			_, err := l.check(context.Background(), Request{Identity: "a", Cost: cost}, &res)
+			return res, err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newManualClock()
+			store := &recordingStore{deny: map[string]bool{"s": true}}
+			store.now = clock.Now // the limiter follows its store's clock
+			l := MustNewLimiter(&capacityStore{store}, WithLimits(PerSecond(5).WithName("s")), WithDenyCache(10))
+			res, err := l.Allow(context.Background(), "a")
+			require.NoError(t, err)
+			require.Equal(t, Exhausted, res.Binding().Reason)
 
-	res, err = l.AllowN(ctx, "a", 6)
-	require.NoError(t, err)
-	assert.Equal(t, CostTooHigh, res.Binding().Reason)
-	assert.Equal(t, http.StatusRequestEntityTooLarge, DenyStatus(res))
+			res, err = tt.take(l, 6)
+			require.NoError(t, err)
+			assert.Equal(t, CostTooHigh, res.Binding().Reason)
+			assert.Equal(t, http.StatusRequestEntityTooLarge, DenyStatus(res))
 
-	res, err = l.AllowN(ctx, "a", 5)
-	require.NoError(t, err)
-	assert.Equal(t, Exhausted, res.Binding().Reason, "a cost that fits the capacity is still served from the cache")
-	assert.Len(t, store.calls, 2)
+			res, err = tt.take(l, 5)
+			require.NoError(t, err)
+			assert.Equal(t, Exhausted, res.Binding().Reason, "a cost that fits the capacity is still served from the cache")
+			assert.Len(t, store.calls, 2)
+		})
+	}
 }
 
 // capacityStore answers CostTooHigh for a cost above a limit's capacity,

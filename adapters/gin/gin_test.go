@@ -1,9 +1,11 @@
 package ratelimitgin_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/internal/adaptertest"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
 func TestMain(m *testing.M) {
@@ -115,4 +118,62 @@ func TestMounts(t *testing.T) {
 
 func TestNewPanicsOnBadConfig(t *testing.T) {
 	assert.PanicsWithValue(t, "ratelimitgin.New: ratelimit: middleware: limiter must not be nil", func() { ratelimitgin.New(nil) })
+}
+
+// TestJSONLoginBodiesShareTheAccountsLimit replays the review's attack on
+// a login that binds JSON with gin (ShouldBindJSON, encoding/json: member
+// names match ignoring case, the last match wins): 1,000 attempts on bob
+// from one address against 5 a minute per account and address. Before,
+// {"account":"decoy-N","Account":"bob"} was counted under decoy-N and all
+// 1,000 logged in as bob. Now no body gets bob more than the 5 attempts:
+// a case variant is bob's account, and two members for the field are a
+// 400 before the handler.
+func TestJSONLoginBodiesShareTheAccountsLimit(t *testing.T) {
+	const attempts, limit = 1000, 5
+	tests := []struct {
+		name      string
+		body      func(i int) string
+		wantAsBob int // attempts the handler ran as bob
+	}{
+		{"a decoy, then the account in another case", func(i int) string {
+			return fmt.Sprintf(`{"account":"decoy-%d","Account":"bob","password":"guess-%d"}`, i, i)
+		}, 0},
+		{"a decoy, then the account (a duplicate member)", func(i int) string {
+			return fmt.Sprintf(`{"account":"decoy-%d","account":"bob","password":"guess-%d"}`, i, i)
+		}, 0},
+		{"the account in another case alone", func(i int) string {
+			return fmt.Sprintf(`{"ACCOUNT":"bob","password":"guess-%d"}`, i)
+		}, limit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			account := keyfunc.Must(keyfunc.FormValue("account"))
+			peer := keyfunc.Must(keyfunc.PeerIP())
+			r := gin.New()
+			asBob := 0
+			r.POST("/login", ratelimitgin.New(newLimiter(t, core.PerMinute(limit)),
+				core.HTTPKeyFunc(keyfunc.Composite(account, peer))), func(c *gin.Context) {
+				var login struct {
+					Account  string `json:"account"`
+					Password string `json:"password"`
+				}
+				if err := c.ShouldBindJSON(&login); err != nil {
+					c.Status(http.StatusBadRequest)
+					return
+				}
+				if login.Account == "bob" {
+					asBob++
+				}
+				c.Status(http.StatusUnauthorized)
+			})
+
+			for i := range attempts {
+				req := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(tt.body(i)))
+				req.Header.Set("Content-Type", "application/json")
+				req.RemoteAddr = "192.0.2.9:1"
+				r.ServeHTTP(httptest.NewRecorder(), req)
+			}
+			assert.Equal(t, tt.wantAsBob, asBob, "attempts that reached the login as bob")
+		})
+	}
 }

@@ -24,15 +24,21 @@ func epochMicros(offset time.Duration) int64 {
 
 // A take of the sliding log stores one run, whatever its cost: the review
 // found a take of cost 300,000 running 432 ms inside Redis (one member per
-// unit, 37 MB in one key) while every other decision waited.
+// unit, 37 MB in one key) while every other decision waited. Both programs
+// that take a sliding log: its own, for a take of one limit, and "take",
+// for a client with several limits.
 func TestSlidingLogTakeOfAnyCostStoresOneRun(t *testing.T) {
 	tests := []struct {
-		name  string
-		limit core.Limit
-		cost  int64
+		name    string
+		limit   core.Limit
+		cost    int64
+		others  []core.Limit // more limits of the client, after the log
+		program string       // the program the take runs
 	}{
-		{"the review's 300,000 per hour", core.PerHour(300_000), 300_000},
-		{"the largest limit, at once", core.Limit{Rate: 1 << 40, Period: 366 * 24 * time.Hour}, 1 << 40},
+		{"the review's 300,000 per hour", core.PerHour(300_000), 300_000, nil, "take_sliding_log"},
+		{"the largest limit, at once", core.Limit{Rate: 1 << 40, Period: 366 * 24 * time.Hour}, 1 << 40, nil, "take_sliding_log"},
+		{"300,000 per hour beside a bucket", core.PerHour(300_000), 300_000,
+			[]core.Limit{core.PerHour(300_000).WithName("bucket")}, "take"},
 	}
 	client := redistest.Dedicated(t).Client(t)
 	ctx := context.Background()
@@ -40,8 +46,9 @@ func TestSlidingLogTakeOfAnyCostStoresOneRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := storetest.NewClock()
 			store, kb := newStore(t, client, redisstore.WithClock(clk.Now))
-			limits := []core.Limit{tt.limit.WithAlgorithm(core.SlidingLog)}
+			limits := append([]core.Limit{tt.limit.WithAlgorithm(core.SlidingLog)}, tt.others...)
 			keys := kb.AppendKeys(nil, "client", limits)
+			require.Equal(t, tt.program, redisstore.ProgramOf(store, limits))
 
 			begin := time.Now()
 			got, err := store.Take(ctx, nil, keys, limits, tt.cost)
