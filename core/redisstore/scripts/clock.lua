@@ -10,4 +10,6 @@ if redis.replicate_commands then
   redis.replicate_commands()
 end
 local time = redis.call('TIME')
-local now = (tonumber(time[1]) - 1704067200) * 1000000 + tonumber(time[2])
+-- Arithmetic converts each string once; tonumber would convert it twice
+-- (Lua 5.1 checks that it is a number, then converts it).
+local now = (time[1] - 1704067200) * 1000000 + time[2]

@@ -18,7 +18,10 @@
 
 local key = KEYS[1]
 local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
-local rate, period = tonumber(ARGV[1]), tonumber(ARGV[2])
+-- ARGV are converted by arithmetic (x + 0), once; tonumber converts twice
+-- (clock.lua). The TTL is sent as a string: Redis formats a Lua number
+-- with "%.17g", which costs more than string.format's "%d".
+local rate, period = ARGV[1] + 0, ARGV[2] + 0
 local cost = tonumber(ARGV[3]) or 1
 local state = redis.call('HMGET', key, 'w', 'n')
 local stored_w = tonumber(state[1])
@@ -48,5 +51,5 @@ if n + cost > rate then
   return {0, 1, before, reset_before, window_end}
 end
 redis.call('HSET', key, 'w', string.format('%d', w), 'n', string.format('%d', n + cost))
-redis.call('PEXPIRE', key, max(1, ceil(window_end / 1000)))
+redis.call('PEXPIRE', key, string.format('%d', max(1, ceil(window_end / 1000))))
 return {1, 0, max(0, rate - n - cost), window_end, 0}

@@ -20,10 +20,14 @@
 
 local key = KEYS[1]
 local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
-local rate, period = tonumber(ARGV[1]), tonumber(ARGV[2])
+-- ARGV and the stored tat are converted by arithmetic (x + 0), once;
+-- tonumber converts twice (clock.lua). The TTL is sent as a string: Redis
+-- formats a Lua number with "%.17g", which costs more than string.format's
+-- "%d".
+local rate, period = ARGV[1] + 0, ARGV[2] + 0
 local capacity, cost = tonumber(ARGV[3]) or rate, tonumber(ARGV[4]) or 1
 local t = period / rate -- emission interval T, µs
-local tat = max(tonumber(redis.call('GET', key) or now), now)
+local tat = max((redis.call('GET', key) or now) + 0, now)
 local bt = capacity * t -- B·T
 local new_tat = tat + cost * t
 local allow_at = new_tat - bt
@@ -49,5 +53,5 @@ if new_tat == floor(new_tat) and math.abs(new_tat) < 9007199254740992 then
 else
   stored = string.format('%.17g', new_tat)
 end
-redis.call('SET', key, stored, 'PX', max(1, ceil(reset_after / 1000)))
+redis.call('SET', key, stored, 'PX', string.format('%d', max(1, ceil(reset_after / 1000))))
 return {1, 0, after, reset_after, 0}

@@ -20,13 +20,20 @@
 
 local key = KEYS[1]
 local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
-local rate, period = tonumber(ARGV[1]), tonumber(ARGV[2])
+-- Strings known to be numbers (ARGV, scores, the digits of a run) are
+-- converted by arithmetic (x + 0), once; tonumber converts twice
+-- (clock.lua). The arguments of redis.call on the common paths are
+-- strings: Redis formats a Lua number argument with "%.17g", which costs
+-- more than string.format's "%d" (a ZRANGE of two numbers, more than the
+-- ZRANGE itself on a short log). The rare paths keep numbers.
+local rate, period = ARGV[1] + 0, ARGV[2] + 0
 local cost = tonumber(ARGV[3]) or 1
 local RUN = '^r(%d+):(%d+)$' -- a run member: its u and c
-local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-local newest_at = tonumber(newest[2])
+local newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+local newest_at = newest[2] -- its score, nil for an empty log
 local at = now -- the log's time: never before its newest run
 if newest_at then
+  newest_at = newest_at + 0
   at = max(now, newest_at)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', at - period))
 end
@@ -38,12 +45,12 @@ local n, f, base, size = 0, 0, 0, nil
 local u_new, c_new
 if live then
   u_new, c_new = string.match(newest[1], RUN)
-  u_new, c_new = tonumber(u_new), tonumber(c_new)
   if u_new == nil then
     size = redis.call('ZCARD', key)
     n, f = size, size
   else
-    local first = redis.call('ZRANGE', key, 0, 0)[1]
+    u_new, c_new = u_new + 0, c_new + 0
+    local first = redis.call('ZRANGE', key, '0', '0')[1]
     local u_first, c_first = u_new, c_new -- a log of one run
     if first ~= newest[1] then
       u_first, c_first = string.match(first, RUN)
@@ -62,7 +69,7 @@ if live then
         f, first = lo, redis.call('ZRANGE', key, lo, lo)[1]
         u_first, c_first = string.match(first, RUN)
       end
-      u_first, c_first = tonumber(u_first), tonumber(c_first)
+      u_first, c_first = u_first + 0, c_first + 0
     end
     base = u_first - c_first
     local least = c_new -- the units the first and the newest run hold
@@ -99,7 +106,8 @@ if n + cost > rate then
     oldest = redis.call('ZRANGE', key, k - 1, k - 1, 'WITHSCORES')[2]
   else
     local target = base + k - f
-    local run = redis.call('ZRANGE', key, f, f, 'WITHSCORES')
+    local rank = string.format('%d', f)
+    local run = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
     local u = tonumber((string.match(run[1], RUN)))
     if u and u >= target then
       oldest = run[2]
@@ -117,7 +125,7 @@ if n + cost > rate then
       oldest = redis.call('ZRANGE', key, lo, lo, 'WITHSCORES')[2]
     end
   end
-  return {0, 1, before, reset_before, tonumber(oldest) + period - now}
+  return {0, 1, before, reset_before, oldest + period - now}
 end
 local u, c, old = cost, cost, false
 if u_new then -- the newest member is a live run
@@ -130,6 +138,6 @@ local reset_after = at + period - now
 if old then
   redis.call('ZREM', key, old)
 end
-redis.call('ZADD', key, string.format('%d', at), 'r' .. string.format('%d', u) .. ':' .. string.format('%d', c))
-redis.call('PEXPIRE', key, max(1, ceil(reset_after / 1000)))
+redis.call('ZADD', key, string.format('%d', at), string.format('r%d:%d', u, c))
+redis.call('PEXPIRE', key, string.format('%d', max(1, ceil(reset_after / 1000))))
 return {1, 0, max(0, rate - n - cost), reset_after, 0}

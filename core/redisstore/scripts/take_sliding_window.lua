@@ -18,7 +18,10 @@
 
 local key = KEYS[1]
 local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
-local rate, period = tonumber(ARGV[1]), tonumber(ARGV[2])
+-- ARGV are converted by arithmetic (x + 0), once; tonumber converts twice
+-- (clock.lua). The TTL is sent as a string: Redis formats a Lua number
+-- with "%.17g", which costs more than string.format's "%d".
+local rate, period = ARGV[1] + 0, ARGV[2] + 0
 local cost = tonumber(ARGV[3]) or 1
 local state = redis.call('HMGET', key, 'w', 'n', 'p')
 local stored_w, n = tonumber(state[1]), tonumber(state[2]) or 0
@@ -67,5 +70,5 @@ local charged = cur + cost
 local after = floor((rate_p - prev * (period - e) - charged * period) / period)
 local reset_after = 2 * period - e + lag
 redis.call('HSET', key, 'w', string.format('%d', w), 'n', string.format('%d', charged), 'p', string.format('%d', prev))
-redis.call('PEXPIRE', key, max(1, ceil(reset_after / 1000)))
+redis.call('PEXPIRE', key, string.format('%d', max(1, ceil(reset_after / 1000))))
 return {1, 0, max(0, after), reset_after, 0}

@@ -18,7 +18,10 @@
 
 local key = KEYS[1]
 local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
-local rate, period = tonumber(ARGV[1]), tonumber(ARGV[2])
+-- ARGV are converted by arithmetic (x + 0), once; tonumber converts twice
+-- (clock.lua). The TTL is sent as a string: Redis formats a Lua number
+-- with "%.17g", which costs more than string.format's "%d".
+local rate, period = ARGV[1] + 0, ARGV[2] + 0
 local capacity, cost = tonumber(ARGV[3]) or rate, tonumber(ARGV[4]) or 1
 local t = period / rate -- emission interval T, µs
 local state = redis.call('HMGET', key, 'tk', 'ts')
@@ -54,5 +57,5 @@ else
   stored = string.format('%.17g', left)
 end
 redis.call('HSET', key, 'tk', stored, 'ts', string.format('%d', at))
-redis.call('PEXPIRE', key, max(1, ceil(reset_after / 1000)))
+redis.call('PEXPIRE', key, string.format('%d', max(1, ceil(reset_after / 1000))))
 return {1, 0, max(0, floor(left + 0.5 / t)), reset_after, 0}
