@@ -36,9 +36,9 @@ local function calendar_window(key, now, cost, rate, _, first)
   if stored_s then
     at = math.max(now, stored_s)
   end
-  local start, stop = nil, tonumber(ARGV[first])
+  local start, stop = nil, ARGV[first] + 0 -- numbers: take.lua checked them
   for i = first + 1, first + 5 do
-    local b = tonumber(ARGV[i])
+    local b = ARGV[i] + 0
     if stop <= at and at < b then
       start, stop = stop, b
       break

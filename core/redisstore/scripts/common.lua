@@ -29,6 +29,15 @@
 -- Redis runs the whole script on every call: every local function here is
 -- built anew each time, so the files define few functions and no closures
 -- or tables per limit, and takes of one limit run a program of their own.
+--
+-- Numbers cost most where they cross between Lua and Redis, so the files
+-- send the numbers of redis.call as strings (int, float, ttl_ms; Redis
+-- formats a Lua number argument with "%.17g") and convert a string known to
+-- be a number (TIME, a score, a run's digits, a limit's four values in
+-- ARGV) by arithmetic, x + 0, once; tonumber converts twice (clock).
+-- tonumber stays where the value may not be a number and the program
+-- answers that case: a field of a corrupt or older key, an ARGV take.lua
+-- checks.
 
 -- Reasons of a denial (0 is "not denied").
 local EXHAUSTED, COST_TOO_HIGH = 1, 2
@@ -43,12 +52,6 @@ end
 -- tolerance; t is the emission interval in µs.
 local function floor_tokens(x, t)
   return math.max(0, math.floor(x + 0.5 / t))
-end
-
--- ttl_ms is the PEXPIRE, in whole ms (at least 1), of state that is back to
--- its default in us µs.
-local function ttl_ms(us)
-  return math.max(1, math.ceil(us / 1000))
 end
 
 -- int and float format numbers for redis.call explicitly: integers in
@@ -67,6 +70,13 @@ local function float(x)
   return string.format('%.17g', x)
 end
 
+-- ttl_ms is the PEXPIRE (or PX), in whole ms (at least 1), of state that
+-- is back to its default in us µs, as a string: Redis formats a Lua number
+-- argument of redis.call with "%.17g", which costs more than int's "%d".
+local function ttl_ms(us)
+  return int(math.max(1, math.ceil(us / 1000)))
+end
+
 -- EPOCH is 2024-01-01T00:00:00Z in Unix seconds.
 local EPOCH = 1704067200
 
@@ -79,7 +89,9 @@ local function clock(arg)
     redis.replicate_commands() -- Redis < 5: allow writes after TIME
   end
   local t = redis.call('TIME')
-  return (tonumber(t[1]) - EPOCH) * 1000000 + tonumber(t[2])
+  -- Arithmetic converts each string once; tonumber would convert it twice
+  -- (Lua 5.1 checks that it is a number, then converts it).
+  return (t[1] - EPOCH) * 1000000 + t[2]
 end
 
 -- take_one charges a take of one limit, given the key and the values of

@@ -18,10 +18,10 @@
 -- leases are usually released long before they expire.
 local MAX_LEASE_RETRY = 1000000
 
--- lease_score returns the score of the lease at rank r (0 the oldest,
--- -1 the newest) of key.
+-- lease_score returns the score of the lease at rank r ('0' the oldest,
+-- '-1' the newest) of key, which holds one.
 local function lease_score(key, r)
-  return tonumber(redis.call('ZRANGE', key, r, r, 'WITHSCORES')[2])
+  return redis.call('ZRANGE', key, r, r, 'WITHSCORES')[2] + 0
 end
 
 -- add_lease holds lease at key until expiry; the key lives ttl µs.
@@ -35,14 +35,14 @@ local function concurrency(key, now, cost, rate, period, capacity, lease)
   local n = redis.call('ZCARD', key)
   local reset = 0
   if n > 0 then
-    reset = lease_score(key, -1) - now
+    reset = lease_score(key, '-1') - now
   end
   local remaining = rate - n
   if cost == 0 then
     return 0, remaining, reset, 0, remaining, reset
   end
   if n >= rate then
-    return EXHAUSTED, remaining, reset, math.min(lease_score(key, 0) - now, MAX_LEASE_RETRY)
+    return EXHAUSTED, remaining, reset, math.min(lease_score(key, '0') - now, MAX_LEASE_RETRY)
   end
   local reset_after = math.max(reset, period)
   return 0, remaining, reset, 0, remaining - 1, reset_after, add_lease, lease, now + period, reset_after

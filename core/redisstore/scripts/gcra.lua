@@ -17,7 +17,7 @@ end
 
 local function gcra(key, now, cost, rate, period, capacity)
   local t = period / rate -- emission interval T, µs
-  local tat = math.max(tonumber(redis.call('GET', key) or now), now)
+  local tat = math.max((redis.call('GET', key) or now) + 0, now) -- a corrupt tat: a script error
   local bt = capacity * t -- B·T
   local before = floor_tokens((bt - (tat - now)) / t, t)
   local reset_before = round_up(tat - now)

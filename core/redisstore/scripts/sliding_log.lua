@@ -25,39 +25,47 @@
 -- parse_run returns u and c of a run member, or nil for any other member.
 local function parse_run(member)
   local u, c = string.match(member, '^r(%d+):(%d+)$')
-  return tonumber(u), tonumber(c)
+  if u then
+    return u + 0, c + 0 -- digits
+  end
+  return nil
 end
 
 -- log_window counts the units of the live log at key, whose newest member
 -- is newest. It returns n, the units in the window; f, how many members at
 -- the start are counted as one unit each (members that are not runs); base,
--- the number of the unit before the first run; and size, the number of
--- members when it was read (else nil). When the newest member is not a run,
--- or the runs are numbered out of order (old and new scripts wrote the key
--- at once), every member counts as one unit.
+-- the number of the unit before the first run; size, the number of members
+-- when it was read (else nil); and u and c of the newest member when it is
+-- a run (else nil). When the newest member is not a run, or the runs are
+-- numbered out of order (old and new scripts wrote the key at once), every
+-- member counts as one unit.
 local function log_window(key, newest)
   local u_new, c_new = parse_run(newest)
   if u_new == nil then
     local size = redis.call('ZCARD', key)
     return size, size, 0, size
   end
-  local first = redis.call('ZRANGE', key, 0, 0)[1]
+  local first = redis.call('ZRANGE', key, '0', '0')[1]
   local f, size = 0, nil
-  if first ~= newest and parse_run(first) == nil then
-    -- Members from before runs come first: find the first run.
-    size = redis.call('ZCARD', key)
-    local lo, hi = 1, size - 1 -- the newest member is a run
-    while lo < hi do
-      local mid = math.floor((lo + hi) / 2)
-      if parse_run(redis.call('ZRANGE', key, mid, mid)[1]) then
-        hi = mid
-      else
-        lo = mid + 1
+  local u_first, c_first = u_new, c_new -- a log of one run
+  if first ~= newest then
+    u_first, c_first = parse_run(first)
+    if u_first == nil then
+      -- Members from before runs come first: find the first run.
+      size = redis.call('ZCARD', key)
+      local lo, hi = 1, size - 1 -- the newest member is a run
+      while lo < hi do
+        local mid = math.floor((lo + hi) / 2)
+        if parse_run(redis.call('ZRANGE', key, mid, mid)[1]) then
+          hi = mid
+        else
+          lo = mid + 1
+        end
       end
+      f, first = lo, redis.call('ZRANGE', key, lo, lo)[1]
+      u_first, c_first = parse_run(first)
     end
-    f, first = lo, redis.call('ZRANGE', key, lo, lo)[1]
   end
-  local u_first, c_first = parse_run(first)
   local base = u_first - c_first
   local least = c_new -- the units the first and the newest run hold
   if first ~= newest then
@@ -65,9 +73,9 @@ local function log_window(key, newest)
   end
   if u_new - base < least then
     size = size or redis.call('ZCARD', key)
-    return size, size, 0, size
+    return size, size, 0, size, u_new, c_new
   end
-  return f + u_new - base, f, base, size
+  return f + u_new - base, f, base, size, u_new, c_new
 end
 
 -- log_kth returns the time of the k-th oldest unit (1 <= k <= n) of a log
@@ -75,13 +83,14 @@ end
 -- run whose last unit is at least unit base + k - f, found by bisection.
 local function log_kth(key, k, f, base, size)
   if k <= f then
-    return tonumber(redis.call('ZRANGE', key, k - 1, k - 1, 'WITHSCORES')[2])
+    return redis.call('ZRANGE', key, k - 1, k - 1, 'WITHSCORES')[2] + 0
   end
   local target = base + k - f
-  local run = redis.call('ZRANGE', key, f, f, 'WITHSCORES')
+  local rank = int(f)
+  local run = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
   local u = parse_run(run[1])
   if u and u >= target then
-    return tonumber(run[2])
+    return run[2] + 0
   end
   local lo, hi = f + 1, (size or redis.call('ZCARD', key)) - 1 -- the newest run holds the target
   while lo < hi do
@@ -93,7 +102,7 @@ local function log_kth(key, k, f, base, size)
       lo = mid + 1
     end
   end
-  return tonumber(redis.call('ZRANGE', key, lo, lo, 'WITHSCORES')[2])
+  return redis.call('ZRANGE', key, lo, lo, 'WITHSCORES')[2] + 0
 end
 
 -- write_sliding_log adds the run member at time at, replacing the run old
@@ -108,17 +117,18 @@ local function write_sliding_log(key, at, member, old, ttl)
 end
 
 local function sliding_log(key, now, cost, rate, period)
-  local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  local newest_at = tonumber(newest[2])
+  local newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+  local newest_at = newest[2] -- its score, nil for an empty log
   local at = now -- the log's time: never before its newest run
   if newest_at then
+    newest_at = newest_at + 0
     at = math.max(now, newest_at)
     redis.call('ZREMRANGEBYSCORE', key, '-inf', int(at - period))
   end
   local live = newest_at and newest_at > at - period
-  local n, f, base, size = 0, 0, 0, nil
+  local n, f, base, size, u_new, c_new = 0, 0, 0, nil, nil, nil
   if live then
-    n, f, base, size = log_window(key, newest[1])
+    n, f, base, size, u_new, c_new = log_window(key, newest[1])
   end
   local reset_before = 0
   if n > 0 then
@@ -135,16 +145,13 @@ local function sliding_log(key, now, cost, rate, period)
     return EXHAUSTED, rate - n, reset_before, oldest + period - now
   end
   local u, c, old = cost, cost, false
-  if live then
-    local u_new, c_new = parse_run(newest[1])
-    if u_new then
-      u = u_new + cost
-      if newest_at == at then
-        c, old = c_new + cost, newest[1]
-      end
+  if u_new then -- the newest member is a live run
+    u = u_new + cost
+    if newest_at == at then -- same µs: the new run replaces it
+      c, old = c_new + cost, newest[1]
     end
   end
   local reset_after = at + period - now
   return 0, rate - n, reset_before, 0, rate - n - cost, reset_after,
-    write_sliding_log, at, 'r' .. int(u) .. ':' .. int(c), old, reset_after
+    write_sliding_log, at, string.format('r%d:%d', u, c), old, reset_after
 end

@@ -80,11 +80,11 @@ end
 local now, cost = clock(ARGV[1]), tonumber(ARGV[2])
 
 -- evaluate runs the algorithm of limit i and returns its values (listed
--- in common.lua).
+-- in common.lua). Its four values are numbers (the algorithm checked
+-- above), converted once each (x + 0, common.lua).
 local function evaluate(i)
   local a = 4 * i - 1
-  return ALGORITHMS[tonumber(ARGV[a])](KEYS[i], now, cost,
-    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), lease)
+  return ALGORITHMS[ARGV[a] + 0](KEYS[i], now, cost, ARGV[a + 1] + 0, ARGV[a + 2] + 0, ARGV[a + 3] + 0, lease)
 end
 
 if n == 1 then
