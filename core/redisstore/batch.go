@@ -89,7 +89,7 @@ func WithoutBatching() Option {
 // of its one node (a *nodeBatcher), or the queues of a cluster's masters
 // (a *masterBatchers).
 type batcher interface {
-	do(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error)
+	do(ctx context.Context, script *redis.Script, cmd *redis.Cmd) ([]any, error)
 }
 
 // newBatcher returns the batcher of a store on client, or nil when takes
@@ -136,14 +136,37 @@ func retries(c config, client redis.Scripter) bool {
 	return true
 }
 
-// run sends one call of script (a take's program, or "lease"): through the
-// batcher if the store has one, else as one Script.Run (EVALSHA, EVAL on
-// NOSCRIPT). Its reply is an array.
-func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+// run sends cmd, the EVALSHA of one call of script (a take's program, or
+// "lease", built by [newCall]): through the batcher if the store has one,
+// else alone ([runAlone]). Its reply is an array.
+func (s *Store) run(ctx context.Context, script *redis.Script, cmd *redis.Cmd) ([]any, error) {
 	if s.batch == nil {
-		return script.Run(ctx, s.client, keys, args...).Slice()
+		return runAlone(ctx, s.client, script, cmd)
 	}
-	return s.batch.do(ctx, script, keys, args)
+	return s.batch.do(ctx, script, cmd)
+}
+
+// A processor runs a command: every go-redis client does.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// runAlone sends cmd, an EVALSHA of script built by [newCall], on client,
+// and EVAL if the server answers NOSCRIPT, as Script.Run does (on a client
+// that is no processor, it is Script.Run), without building the command
+// again.
+func runAlone(ctx context.Context, client redis.Scripter, script *redis.Script, cmd *redis.Cmd) ([]any, error) {
+	p, ok := client.(processor)
+	if !ok {
+		keys, args := evalShaParts(cmd)
+		return script.Run(ctx, client, keys, args...).Slice()
+	}
+	_ = p.Process(ctx, cmd)
+	if isNoScript(cmd.Err()) {
+		keys, args := evalShaParts(cmd)
+		cmd = script.Eval(ctx, client, keys, args...)
+	}
+	return cmd.Slice()
 }
 
 // A nodeBatcher coalesces the takes of one node into pipelines, with no
@@ -199,12 +222,12 @@ const (
 
 // newCheck returns a check of the take, from the pool if it has one: a
 // pooled check's wake may hold a stale token, which its caller skips.
-func (b *nodeBatcher) newCheck(ctx context.Context, script *redis.Script, keys []string, args []any, state checkState) *check {
+func (b *nodeBatcher) newCheck(ctx context.Context, script *redis.Script, cmd *redis.Cmd, state checkState) *check {
 	c, _ := b.checks.Get().(*check)
 	if c == nil {
 		c = &check{wake: make(chan struct{}, 1)}
 	}
-	c.ctx, c.script, c.cmd, c.state, c.err = ctx, script, evalSha(ctx, script.Hash(), keys, args), state, nil
+	c.ctx, c.script, c.cmd, c.state, c.err = ctx, script, cmd, state, nil
 	return c
 }
 
@@ -217,8 +240,9 @@ func (b *nodeBatcher) free(c *check) (*redis.Cmd, error) {
 	return cmd, err
 }
 
-// do runs one take through the batcher and returns the script's reply.
-func (b *nodeBatcher) do(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+// do runs one take, cmd, through the batcher and returns the script's
+// reply.
+func (b *nodeBatcher) do(ctx context.Context, script *redis.Script, cmd *redis.Cmd) ([]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(err)
 	}
@@ -226,9 +250,9 @@ func (b *nodeBatcher) do(ctx context.Context, script *redis.Script, keys []strin
 	if b.inFlight < maxInFlight {
 		b.inFlight++
 		b.mu.Unlock()
-		return b.solo(ctx, script, keys, args)
+		return b.solo(ctx, script, cmd)
 	}
-	c := b.newCheck(ctx, script, keys, args, queued)
+	c := b.newCheck(ctx, script, cmd, queued)
 	b.queue = append(b.queue, c)
 	b.mu.Unlock()
 	return b.wait(c, script)
@@ -236,15 +260,15 @@ func (b *nodeBatcher) do(ctx context.Context, script *redis.Script, keys []strin
 
 // solo sends a take alone, as an unbatched store does, then hands its slot
 // to the leader of the queue that formed meanwhile.
-func (b *nodeBatcher) solo(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+func (b *nodeBatcher) solo(ctx context.Context, script *redis.Script, cmd *redis.Cmd) ([]any, error) {
 	if !b.alone {
 		defer b.release()
-		return script.Run(ctx, b.lone, keys, args...).Slice()
+		return runAlone(ctx, b.lone, script, cmd)
 	}
-	c := b.newCheck(ctx, script, keys, args, sent)
+	c := b.newCheck(ctx, script, cmd, sent)
 	b.send(c, []*check{c})
 	b.release()
-	cmd, _ := b.free(c)
+	cmd, _ = b.free(c)
 	return b.reply(ctx, script, cmd)
 }
 
@@ -520,38 +544,19 @@ func batchContext(leader *check) (context.Context, context.CancelFunc) {
 func noScript(cmds []*redis.Cmd) []int {
 	var again []int
 	for i, cmd := range cmds {
-		if err := cmd.Err(); err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")) {
+		if isNoScript(cmd.Err()) {
 			again = append(again, i)
 		}
 	}
 	return again
 }
 
-// evalSha builds the EVALSHA of a take, as go-redis's EvalSha does. The
-// caller builds it, so that the batch holds no slice the caller may reuse
-// after giving up.
-func evalSha(ctx context.Context, hash string, keys []string, args []any) *redis.Cmd {
-	a := make([]any, 0, 3+len(keys)+len(args))
-	a = append(a, "evalsha", hash, len(keys))
-	for _, k := range keys {
-		a = append(a, k)
-	}
-	a = append(a, args...)
-	cmd := redis.NewCmd(ctx, a...)
-	cmd.SetFirstKeyPos(3)
-	return cmd
-}
-
-// evalShaParts returns the keys and arguments of a command built by
-// evalSha or Script.Eval/EvalSha: name, script, key count, keys, args.
-func evalShaParts(cmd *redis.Cmd) ([]string, []any) {
-	a := cmd.Args()
-	n := a[2].(int)
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = a[3+i].(string)
-	}
-	return keys, a[3+n:]
+// isNoScript reports whether err is a NOSCRIPT reply: the server does not
+// have the script cached, and ran nothing. go-redis's own Eval wrappers
+// turn it into redis.ErrNoScript; a command it did not build keeps the
+// server's text.
+func isNoScript(err error) bool {
+	return err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT"))
 }
 
 // notSent is the error of a take dropped from the queue because its

@@ -35,7 +35,8 @@ func TestPipelineMixesPrograms(t *testing.T) {
 	var batch []*check
 	for i, limits := range takes {
 		keys := kb.AppendKeys(nil, "client-"+strconv.Itoa(i), limits)
-		batch = append(batch, b.newCheck(ctx, store.progs.choose(limits), keys, store.args(limits, 1, ""), sent))
+		script, cmd := store.call(ctx, keys, limits, 1, "")
+		batch = append(batch, b.newCheck(ctx, script, cmd, sent))
 	}
 	require.NoError(t, client.ScriptFlush(ctx).Err())
 

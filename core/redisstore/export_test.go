@@ -40,13 +40,7 @@ func NewWithTestClockExpiry(client redis.Scripter, now func() time.Time, opts ..
 
 // ProgramOf returns the name of the program a take of limits runs.
 func ProgramOf(s *Store, limits []core.Limit) string {
-	script := s.progs.choose(limits)
-	for _, p := range append(s.progs.one[:], s.progs.many, s.progs.lease) {
-		if p.script == script {
-			return p.name
-		}
-	}
-	return ""
+	return s.progs.choose(limits).name
 }
 
 // TakeJoined is s.Take run through the program "take" whatever the number

@@ -54,7 +54,9 @@ func (s *Store) leaseCall(ctx context.Context, key, lease string, ttl int64) (bo
 	if s.now != nil {
 		now = s.now().UnixMicro() - epochUnixMicros
 	}
-	reply, err := s.run(ctx, s.progs.lease.script, []string{key}, []any{now, lease, ttl})
+	p := &s.progs.lease
+	a := append(p.evalSha([]string{key}, 3), now, lease, ttl)
+	reply, err := s.run(ctx, p.script, newCall(ctx, a))
 	if err != nil {
 		return false, classify(err)
 	}

@@ -1,6 +1,8 @@
 package redisstore
 
 import (
+	"context"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimitkit/ratelimit/core"
@@ -40,10 +42,50 @@ type program struct {
 	name   string
 	src    string
 	script *redis.Script
+	sha    any // script.Hash(), boxed once for the EVALSHA of every call
 }
 
 func newProgram(name, src string) program {
-	return program{name: name, src: src, script: redis.NewScript(src)}
+	script := redis.NewScript(src)
+	return program{name: name, src: src, script: script, sha: script.Hash()}
+}
+
+// evalSha returns the start of an EVALSHA of p on keys, as go-redis's
+// EvalSha builds it (name, hash, key count, keys), with room for n
+// arguments, which the caller appends before [newCall]. Building the
+// command once serves both ways of sending it (alone and in a pipeline);
+// each call gets a slice of its own, so that a pipeline holds nothing its
+// caller may reuse after giving up.
+func (p *program) evalSha(keys []string, n int) []any {
+	a := make([]any, 0, 3+len(keys)+n)
+	a = append(a, "evalsha", p.sha, len(keys))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	return a
+}
+
+// newCall returns the command of args, built by [program.evalSha].
+func newCall(ctx context.Context, args []any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, args...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
+}
+
+// firstKey returns the first key of a command built by [program.evalSha]:
+// every call has one.
+func firstKey(cmd *redis.Cmd) string { return cmd.Args()[3].(string) }
+
+// evalShaParts returns the keys and arguments of a command built by
+// evalSha or Script.Eval/EvalSha: name, script, key count, keys, args.
+func evalShaParts(cmd *redis.Cmd) ([]string, []any) {
+	a := cmd.Args()
+	n := a[2].(int)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = a[3+i].(string)
+	}
+	return keys, a[3+n:]
 }
 
 // newPrograms builds the programs from the embedded files, with the test
@@ -75,11 +117,11 @@ func newPrograms(testClock bool) (programs, error) {
 
 // choose returns the program of a take of limits: that of its algorithm
 // for one limit that has one ([hasOwn]), else "take".
-func (p *programs) choose(limits []core.Limit) *redis.Script {
+func (p *programs) choose(limits []core.Limit) *program {
 	if hasOwn(limits) {
-		return p.one[limits[0].Algorithm].script
+		return &p.one[limits[0].Algorithm]
 	}
-	return p.many.script
+	return &p.many
 }
 
 // hasOwn reports whether a take of limits runs a program of its own

@@ -101,7 +101,8 @@ func (s *Store) take(ctx context.Context, dst []core.Decision, keys []string, li
 	if err := checkTake(keys, limits, cost, lease); err != nil {
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
-	reply, err := s.run(ctx, s.progs.choose(limits), keys, s.args(limits, cost, lease))
+	script, cmd := s.call(ctx, keys, limits, cost, lease)
+	reply, err := s.run(ctx, script, cmd)
 	if err != nil {
 		err = classify(err)
 		if s.reload != nil && errors.Is(err, core.ErrStoreUnavailable) {
