@@ -61,9 +61,9 @@ func (s *Store) call(ctx context.Context, keys []string, limits []core.Limit, co
 // (docs/redis-protocol.md). For one limit with a program of its own
 // ([hasOwn]), those of its program ([Store.appendOneArgs]). Otherwise
 // those of the program "take": now or "", cost, then algorithm, rate,
-// period (µs) and capacity of every limit, then the boundaries of the
-// calendar windows, if any, then the lease id unless it is "" or no limit
-// is a Concurrency limit.
+// period (µs) and capacity of every limit (boxed once, [boxes]), then the
+// boundaries of the calendar windows, if any, then the lease id unless it
+// is "" or no limit is a Concurrency limit.
 func (s *Store) appendArgs(a []any, limits []core.Limit, cost int64, lease string) []any {
 	if hasOwn(limits) {
 		return s.appendOneArgs(a, limits[0], cost)
@@ -78,11 +78,11 @@ func (s *Store) appendArgs(a []any, limits []core.Limit, cost int64, lease strin
 	for _, l := range limits {
 		if l.Algorithm == core.CalendarWindow {
 			first := 2 + argsPerLimit*len(limits) + calendarArgs*calendars + 1 // ARGV is 1-based
-			a = append(a, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), first)
+			a = append(a, int64(l.Algorithm), s.boxes.box(l.Rate), s.boxes.box(l.Period.Microseconds()), first)
 			calendars++
 			continue
 		}
-		a = append(a, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), l.Capacity())
+		a = append(a, int64(l.Algorithm), s.boxes.box(l.Rate), s.boxes.box(l.Period.Microseconds()), s.boxes.box(l.Capacity()))
 	}
 	if calendars > 0 {
 		a = s.appendBoundaries(a, limits)
@@ -106,14 +106,14 @@ func leased(limits []core.Limit) bool {
 
 // appendOneArgs appends the ARGV of a take of the one limit l
 // ([oneLimit]) to a: rate, period (µs), then, for the algorithms with a
-// burst, the capacity unless it is the rate and the cost is 1, then the
-// cost unless it is 1, and now last with a test clock. Every argument is
-// parsed on the server on every call: the common take (cost 1, no burst of
-// its own) sends two.
+// burst, the capacity unless it is the rate and the cost is 1 (the limit's
+// values boxed once, [boxes]), then the cost unless it is 1, and now last
+// with a test clock. Every argument is parsed on the server on every
+// call: the common take (cost 1, no burst of its own) sends two.
 func (s *Store) appendOneArgs(a []any, l core.Limit, cost int64) []any {
-	a = append(a, l.Rate, l.Period.Microseconds())
+	a = append(a, s.boxes.box(l.Rate), s.boxes.box(l.Period.Microseconds()))
 	if oneLimit[l.Algorithm].capacity && (cost != 1 || l.Capacity() != l.Rate) {
-		a = append(a, l.Capacity())
+		a = append(a, s.boxes.box(l.Capacity()))
 	}
 	if cost != 1 {
 		a = append(a, cost)

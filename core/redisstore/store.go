@@ -23,6 +23,7 @@ type Store struct {
 	now       func() time.Time // test clock; nil means the server's TIME
 	appNow    func() time.Time // the app's clock, for calendar boundaries
 	calendars calendarCache    // the boundaries of each calendar, per window
+	boxes     boxes            // the limits' ARGV, boxed
 	reload    *reloader        // nil unless client is a cluster client
 	batch     batcher          // nil when takes go one by one ([WithoutBatching], a client with retries)
 
