@@ -46,15 +46,15 @@ func checkTake(keys []string, limits []core.Limit, cost int64, lease string) err
 	return nil
 }
 
-// call returns the script of a take of limits and its EVALSHA: keys, then
+// call returns the program of a take of limits and its EVALSHA: keys, then
 // the ARGV of [Store.appendArgs].
-func (s *Store) call(ctx context.Context, keys []string, limits []core.Limit, cost int64, lease string) (*redis.Script, *redis.Cmd) {
+func (s *Store) call(ctx context.Context, keys []string, limits []core.Limit, cost int64, lease string) (*program, *redis.IntSliceCmd) {
 	n := maxOneArgs
 	if !hasOwn(limits) {
 		n = 3 + argsPerLimit*len(limits) // now, cost, the limits, a lease; calendars grow it
 	}
 	p := s.progs.choose(limits)
-	return p.script, newCall(ctx, s.appendArgs(p.evalSha(keys, n), limits, cost, lease))
+	return p, newCall(ctx, s.appendArgs(p.evalSha(keys, n), limits, cost, lease))
 }
 
 // appendArgs appends the ARGV of a take of limits to a

@@ -55,7 +55,7 @@ func newMasterBatchers(cluster *redis.ClusterClient, c config) *masterBatchers {
 }
 
 // do runs one take, cmd, through the queue of its key's master.
-func (m *masterBatchers) do(ctx context.Context, script *redis.Script, cmd *redis.Cmd) ([]any, error) {
+func (m *masterBatchers) do(ctx context.Context, p *program, cmd *redis.IntSliceCmd) ([]int64, error) {
 	key := firstKey(cmd)
 	master, err := m.cluster.MasterForKey(ctx, key)
 	if err != nil {
@@ -71,9 +71,9 @@ func (m *masterBatchers) do(ctx context.Context, script *redis.Script, cmd *redi
 		q = m.add(ctx, master, key)
 	}
 	if q.batcher == nil {
-		return runAlone(ctx, m.cluster, script, cmd)
+		return runAlone(ctx, m.cluster, p, cmd)
 	}
-	return q.batcher.do(ctx, script, cmd)
+	return q.batcher.do(ctx, p, cmd)
 }
 
 // add returns the queue of master, found by key, adding it unless there

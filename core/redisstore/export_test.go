@@ -54,7 +54,7 @@ func TakeJoined(ctx context.Context, s *Store, keys []string, limits []core.Limi
 	for _, l := range limits {
 		args = append(args, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), l.Capacity())
 	}
-	reply, err := s.progs.many.script.Run(ctx, s.client, keys, args...).Slice()
+	reply, err := s.progs.many.script.Run(ctx, s.client, keys, args...).Int64Slice()
 	if err != nil {
 		return nil, err
 	}

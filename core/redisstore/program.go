@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 
@@ -65,20 +66,35 @@ func (p *program) evalSha(keys []string, n int) []any {
 	return a
 }
 
-// newCall returns the command of args, built by [program.evalSha].
-func newCall(ctx context.Context, args []any) *redis.Cmd {
-	cmd := redis.NewCmd(ctx, args...)
+// newCall returns the command of args, built by [program.evalSha]. Every
+// program replies an array of integers, which the command reads as such:
+// none is boxed as an any.
+func newCall(ctx context.Context, args []any) *redis.IntSliceCmd {
+	cmd := redis.NewIntSliceCmd(ctx, args...)
 	cmd.SetFirstKeyPos(3)
 	return cmd
 }
 
+// again returns a new command of the call cmd of p, to send it again: an
+// EVAL of p's source if eval is set (which caches p on the server), else
+// its EVALSHA.
+func (p *program) again(ctx context.Context, cmd *redis.IntSliceCmd, eval bool) *redis.IntSliceCmd {
+	a := slices.Clone(cmd.Args())
+	if eval {
+		a[0], a[1] = "eval", p.src
+	} else {
+		a[0], a[1] = "evalsha", p.sha
+	}
+	return newCall(ctx, a)
+}
+
 // firstKey returns the first key of a command built by [program.evalSha]:
 // every call has one.
-func firstKey(cmd *redis.Cmd) string { return cmd.Args()[3].(string) }
+func firstKey(cmd *redis.IntSliceCmd) string { return cmd.Args()[3].(string) }
 
 // evalShaParts returns the keys and arguments of a command built by
-// evalSha or Script.Eval/EvalSha: name, script, key count, keys, args.
-func evalShaParts(cmd *redis.Cmd) ([]string, []any) {
+// [program.evalSha].
+func evalShaParts(cmd *redis.IntSliceCmd) ([]string, []any) {
 	a := cmd.Args()
 	n := a[2].(int)
 	keys := make([]string, n)

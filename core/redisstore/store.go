@@ -102,8 +102,8 @@ func (s *Store) take(ctx context.Context, dst []core.Decision, keys []string, li
 	if err := checkTake(keys, limits, cost, lease); err != nil {
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
-	script, cmd := s.call(ctx, keys, limits, cost, lease)
-	reply, err := s.run(ctx, script, cmd)
+	p, cmd := s.call(ctx, keys, limits, cost, lease)
+	reply, err := s.run(ctx, p, cmd)
 	if err != nil {
 		err = classify(err)
 		if s.reload != nil && errors.Is(err, core.ErrStoreUnavailable) {
