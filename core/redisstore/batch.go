@@ -183,6 +183,7 @@ type nodeBatcher struct {
 	redirected func(context.Context)
 
 	checks sync.Pool // *check, free
+	pipes  sync.Pool // redis.Pipeliner of client, empty
 
 	mu       sync.Mutex
 	inFlight int      // calls in flight, and leaders promoted
@@ -469,7 +470,8 @@ func (c *check) signal() {
 func (b *nodeBatcher) send(leader *check, batch []*check) {
 	ctx, cancel := batchContext(leader)
 	defer cancel()
-	pipe := b.client.Pipeline()
+	pipe := b.pipeline()
+	defer b.pipes.Put(pipe)
 	cmds := make([]*redis.IntSliceCmd, len(batch))
 	for i, c := range batch {
 		cmds[i] = c.cmd
@@ -494,7 +496,8 @@ func (b *nodeBatcher) send(leader *check, batch []*check) {
 // others as EVALSHA behind it on the same connection; every one as EVAL if
 // all is set (the cache was flushed again in between).
 func (b *nodeBatcher) resend(ctx context.Context, batch []*check, cmds []*redis.IntSliceCmd, again []int, all bool) {
-	pipe := b.client.Pipeline()
+	pipe := b.pipeline()
+	defer b.pipes.Put(pipe)
 	resent := make([]*redis.IntSliceCmd, len(again))
 	var loaded []*program // programs sent as EVAL: at most one per program
 	for j, i := range again {
@@ -508,6 +511,15 @@ func (b *nodeBatcher) resend(ctx context.Context, batch []*check, cmds []*redis.
 		cmds[i] = resent[j]
 	}
 	exec(ctx, pipe, resent)
+}
+
+// pipeline returns an empty pipeline of the node, from the pool if it has
+// one: Exec empties a pipeline, which can then carry the next batch.
+func (b *nodeBatcher) pipeline() redis.Pipeliner {
+	if pipe, ok := b.pipes.Get().(redis.Pipeliner); ok {
+		return pipe
+	}
+	return b.client.Pipeline()
 }
 
 // exec runs pipe, which holds cmds, as one pipeline. go-redis sets each
