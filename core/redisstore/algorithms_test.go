@@ -237,6 +237,40 @@ func TestTakeThroughRing(t *testing.T) {
 	assert.Equal(t, []outcome{allowed(1, 30*time.Second), allowed(4, time.Hour)}, outcomesOf(got))
 }
 
+// TestTakeThroughAPlainScripter: a client that offers nothing but
+// redis.Scripter (no Process, as a wrapper might) runs takes through
+// Script.Run, EVAL after the script cache was flushed included.
+func TestTakeThroughAPlainScripter(t *testing.T) {
+	client := redistest.Dedicated(t).Client(t)
+	store, err := redisstore.New(scripterOnly{client}, redisstore.WithLogger(nil))
+	require.NoError(t, err)
+	kb := newKeyBuilder(t, client)
+	tests := []struct {
+		name   string
+		limits []core.Limit
+		want   []outcome
+	}{
+		{"one-limit", []core.Limit{core.PerMinute(2)}, []outcome{allowed(1, 30*time.Second)}},
+		{"two-limits", []core.Limit{core.PerMinute(2), core.PerHour(5).WithAlgorithm(core.SlidingLog)},
+			[]outcome{allowed(1, 30*time.Second), allowed(4, time.Hour)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			keys := kb.AppendKeys(nil, tt.name, tt.limits)
+			require.NoError(t, client.ScriptFlush(ctx).Err())
+
+			got, err := store.Take(ctx, nil, keys, tt.limits, 1)
+
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, outcomesOf(got))
+		})
+	}
+}
+
+// scripterOnly hides every method of its client but redis.Scripter's.
+type scripterOnly struct{ redis.Scripter }
+
 // TestLoweredRateRemainingIsNeverNegative: a limit whose rate is lowered
 // while its key is live finds more requests counted than its new rate.
 func TestLoweredRateRemainingIsNeverNegative(t *testing.T) {

@@ -1,9 +1,12 @@
 package redisstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimitkit/ratelimit/core"
 )
@@ -15,6 +18,10 @@ const epochUnixMicros = 1704067200 * 1_000_000
 // argsPerLimit is how many ARGV values describe one limit in the program
 // "take".
 const argsPerLimit = 4
+
+// maxOneArgs is how many ARGV values a take of one limit with a program of
+// its own sends at most ([Store.appendOneArgs]).
+const maxOneArgs = 5
 
 // checkTake rejects what would make the script fail or lie: cheap checks
 // only, the full validation is [core.Limit.Validate]'s.
@@ -39,40 +46,51 @@ func checkTake(keys []string, limits []core.Limit, cost int64, lease string) err
 	return nil
 }
 
-// args returns the ARGV of a take of limits (docs/redis-protocol.md). For
-// one limit with a program of its own ([hasOwn]), those of its program
-// ([Store.oneArgs]). Otherwise those of the program "take": now or "",
-// cost, then algorithm, rate, period (µs) and capacity of every limit,
-// then the boundaries of the calendar windows, if any, then the lease id
-// unless it is "" or no limit is a Concurrency limit.
-func (s *Store) args(limits []core.Limit, cost int64, lease string) []any {
+// call returns the program of a take of limits and its EVALSHA: keys, then
+// the ARGV of [Store.appendArgs].
+func (s *Store) call(ctx context.Context, keys []string, limits []core.Limit, cost int64, lease string) (*program, *redis.IntSliceCmd) {
+	n := maxOneArgs
+	if !hasOwn(limits) {
+		n = 3 + argsPerLimit*len(limits) // now, cost, the limits, a lease; calendars grow it
+	}
+	p := s.progs.choose(limits)
+	return p, newCall(ctx, s.appendArgs(p.evalSha(keys, n), limits, cost, lease))
+}
+
+// appendArgs appends the ARGV of a take of limits to a
+// (docs/redis-protocol.md). For one limit with a program of its own
+// ([hasOwn]), those of its program ([Store.appendOneArgs]). Otherwise
+// those of the program "take": now or "", cost, then algorithm, rate,
+// period (µs) and capacity of every limit (boxed once, [boxes]), then the
+// boundaries of the calendar windows, if any, then the lease id unless it
+// is "" or no limit is a Concurrency limit.
+func (s *Store) appendArgs(a []any, limits []core.Limit, cost int64, lease string) []any {
 	if hasOwn(limits) {
-		return s.oneArgs(limits[0], cost)
+		return s.appendOneArgs(a, limits[0], cost)
 	}
-	args := make([]any, 0, 3+argsPerLimit*len(limits))
 	if s.now != nil {
-		args = append(args, s.now().UnixMicro()-epochUnixMicros)
+		a = append(a, s.now().UnixMicro()-epochUnixMicros)
 	} else {
-		args = append(args, "")
+		a = append(a, "")
 	}
-	args = append(args, cost)
+	a = append(a, cost)
 	calendars := 0
 	for _, l := range limits {
 		if l.Algorithm == core.CalendarWindow {
 			first := 2 + argsPerLimit*len(limits) + calendarArgs*calendars + 1 // ARGV is 1-based
-			args = append(args, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), first)
+			a = append(a, int64(l.Algorithm), s.boxes.box(l.Rate), s.boxes.box(l.Period.Microseconds()), first)
 			calendars++
 			continue
 		}
-		args = append(args, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), l.Capacity())
+		a = append(a, int64(l.Algorithm), s.boxes.box(l.Rate), s.boxes.box(l.Period.Microseconds()), s.boxes.box(l.Capacity()))
 	}
 	if calendars > 0 {
-		args = s.appendBoundaries(args, limits)
+		a = s.appendBoundaries(a, limits)
 	}
 	if lease != "" && leased(limits) {
-		args = append(args, lease)
+		a = append(a, lease)
 	}
-	return args
+	return a
 }
 
 // leased reports whether a Concurrency limit is among limits: only then
@@ -86,22 +104,22 @@ func leased(limits []core.Limit) bool {
 	return false
 }
 
-// oneArgs returns the ARGV of a take of the one limit l ([oneLimit]):
-// rate, period (µs), then, for the algorithms with a burst, the capacity
-// unless it is the rate and the cost is 1, then the cost unless it is 1,
-// and now last with a test clock. Every argument is parsed on the server
-// on every call: the common take (cost 1, no burst of its own) sends two.
-func (s *Store) oneArgs(l core.Limit, cost int64) []any {
-	args := make([]any, 0, 5)
-	args = append(args, l.Rate, l.Period.Microseconds())
+// appendOneArgs appends the ARGV of a take of the one limit l
+// ([oneLimit]) to a: rate, period (µs), then, for the algorithms with a
+// burst, the capacity unless it is the rate and the cost is 1 (the limit's
+// values boxed once, [boxes]), then the cost unless it is 1, and now last
+// with a test clock. Every argument is parsed on the server on every
+// call: the common take (cost 1, no burst of its own) sends two.
+func (s *Store) appendOneArgs(a []any, l core.Limit, cost int64) []any {
+	a = append(a, s.boxes.box(l.Rate), s.boxes.box(l.Period.Microseconds()))
 	if oneLimit[l.Algorithm].capacity && (cost != 1 || l.Capacity() != l.Rate) {
-		args = append(args, l.Capacity())
+		a = append(a, s.boxes.box(l.Capacity()))
 	}
 	if cost != 1 {
-		args = append(args, cost)
+		a = append(a, cost)
 	}
 	if s.now != nil {
-		args = append(args, s.now().UnixMicro()-epochUnixMicros)
+		a = append(a, s.now().UnixMicro()-epochUnixMicros)
 	}
-	return args
+	return a
 }

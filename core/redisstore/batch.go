@@ -89,7 +89,7 @@ func WithoutBatching() Option {
 // of its one node (a *nodeBatcher), or the queues of a cluster's masters
 // (a *masterBatchers).
 type batcher interface {
-	do(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error)
+	do(ctx context.Context, p *program, cmd *redis.IntSliceCmd) ([]int64, error)
 }
 
 // newBatcher returns the batcher of a store on client, or nil when takes
@@ -136,14 +136,36 @@ func retries(c config, client redis.Scripter) bool {
 	return true
 }
 
-// run sends one call of script (a take's program, or "lease"): through the
-// batcher if the store has one, else as one Script.Run (EVALSHA, EVAL on
-// NOSCRIPT). Its reply is an array.
-func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+// run sends cmd, the EVALSHA of one call of p (a take's program, or
+// "lease", built by [newCall]): through the batcher if the store has one,
+// else alone ([runAlone]). Its reply is an array of integers.
+func (s *Store) run(ctx context.Context, p *program, cmd *redis.IntSliceCmd) ([]int64, error) {
 	if s.batch == nil {
-		return script.Run(ctx, s.client, keys, args...).Slice()
+		return runAlone(ctx, s.client, p, cmd)
 	}
-	return s.batch.do(ctx, script, keys, args)
+	return s.batch.do(ctx, p, cmd)
+}
+
+// A processor runs a command: every go-redis client does.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// runAlone sends cmd, an EVALSHA of p built by [newCall], on client, and
+// EVAL if the server answers NOSCRIPT, as Script.Run does (on a client
+// that is no processor, it is Script.Run).
+func runAlone(ctx context.Context, client redis.Scripter, p *program, cmd *redis.IntSliceCmd) ([]int64, error) {
+	proc, ok := client.(processor)
+	if !ok {
+		keys, args := evalShaParts(cmd)
+		return p.script.Run(ctx, client, keys, args...).Int64Slice()
+	}
+	_ = proc.Process(ctx, cmd)
+	if isNoScript(cmd.Err()) {
+		cmd = p.again(ctx, cmd, true)
+		_ = proc.Process(ctx, cmd)
+	}
+	return cmd.Result()
 }
 
 // A nodeBatcher coalesces the takes of one node into pipelines, with no
@@ -161,6 +183,7 @@ type nodeBatcher struct {
 	redirected func(context.Context)
 
 	checks sync.Pool // *check, free
+	pipes  sync.Pool // redis.Pipeliner of client, empty
 
 	mu       sync.Mutex
 	inFlight int      // calls in flight, and leaders promoted
@@ -179,10 +202,10 @@ func newNodeBatcher(client *redis.Client, lone redis.Scripter, alone bool) *node
 // its reply goes back to the batcher's pool, wake and all, unless someone
 // may still hold it (a queue, a pipeline being sent).
 type check struct {
-	ctx    context.Context
-	script *redis.Script // the call's program: a pipeline may mix them
-	cmd    *redis.Cmd    // built by the caller; replaced by a resend
-	wake   chan struct{} // one token: the check became leader, or done
+	ctx  context.Context
+	prog *program           // the call's: a pipeline may mix them
+	cmd  *redis.IntSliceCmd // built by the caller; replaced by a resend
+	wake chan struct{}      // one token: the check became leader, or done
 
 	state checkState
 	err   error // when done without being sent
@@ -199,26 +222,27 @@ const (
 
 // newCheck returns a check of the take, from the pool if it has one: a
 // pooled check's wake may hold a stale token, which its caller skips.
-func (b *nodeBatcher) newCheck(ctx context.Context, script *redis.Script, keys []string, args []any, state checkState) *check {
+func (b *nodeBatcher) newCheck(ctx context.Context, p *program, cmd *redis.IntSliceCmd, state checkState) *check {
 	c, _ := b.checks.Get().(*check)
 	if c == nil {
 		c = &check{wake: make(chan struct{}, 1)}
 	}
-	c.ctx, c.script, c.cmd, c.state, c.err = ctx, script, evalSha(ctx, script.Hash(), keys, args), state, nil
+	c.ctx, c.prog, c.cmd, c.state, c.err = ctx, p, cmd, state, nil
 	return c
 }
 
 // free returns c, which nobody else holds any more, to the pool, and its
 // command and error.
-func (b *nodeBatcher) free(c *check) (*redis.Cmd, error) {
+func (b *nodeBatcher) free(c *check) (*redis.IntSliceCmd, error) {
 	cmd, err := c.cmd, c.err
-	c.ctx, c.script, c.cmd, c.err = nil, nil, nil, nil
+	c.ctx, c.prog, c.cmd, c.err = nil, nil, nil, nil
 	b.checks.Put(c)
 	return cmd, err
 }
 
-// do runs one take through the batcher and returns the script's reply.
-func (b *nodeBatcher) do(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+// do runs one take, cmd, through the batcher and returns the script's
+// reply.
+func (b *nodeBatcher) do(ctx context.Context, p *program, cmd *redis.IntSliceCmd) ([]int64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(err)
 	}
@@ -226,31 +250,31 @@ func (b *nodeBatcher) do(ctx context.Context, script *redis.Script, keys []strin
 	if b.inFlight < maxInFlight {
 		b.inFlight++
 		b.mu.Unlock()
-		return b.solo(ctx, script, keys, args)
+		return b.solo(ctx, p, cmd)
 	}
-	c := b.newCheck(ctx, script, keys, args, queued)
+	c := b.newCheck(ctx, p, cmd, queued)
 	b.queue = append(b.queue, c)
 	b.mu.Unlock()
-	return b.wait(c, script)
+	return b.wait(c, p)
 }
 
 // solo sends a take alone, as an unbatched store does, then hands its slot
 // to the leader of the queue that formed meanwhile.
-func (b *nodeBatcher) solo(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
+func (b *nodeBatcher) solo(ctx context.Context, p *program, cmd *redis.IntSliceCmd) ([]int64, error) {
 	if !b.alone {
 		defer b.release()
-		return script.Run(ctx, b.lone, keys, args...).Slice()
+		return runAlone(ctx, b.lone, p, cmd)
 	}
-	c := b.newCheck(ctx, script, keys, args, sent)
+	c := b.newCheck(ctx, p, cmd, sent)
 	b.send(c, []*check{c})
 	b.release()
-	cmd, _ := b.free(c)
-	return b.reply(ctx, script, cmd)
+	cmd, _ = b.free(c)
+	return b.reply(ctx, p, cmd)
 }
 
 // wait waits until c is answered, c is promoted to leader (then its caller
 // sends the pipeline), or c's context is done.
-func (b *nodeBatcher) wait(c *check, script *redis.Script) ([]any, error) {
+func (b *nodeBatcher) wait(c *check, p *program) ([]int64, error) {
 	ctx := c.ctx
 	for {
 		select {
@@ -265,13 +289,13 @@ func (b *nodeBatcher) wait(c *check, script *redis.Script) ([]any, error) {
 			if err != nil {
 				return nil, err
 			}
-			return b.reply(ctx, script, cmd)
+			return b.reply(ctx, p, cmd)
 		case c.state == leading && ctx.Err() == nil:
 			batch := b.collectLocked(c)
 			b.mu.Unlock()
 			b.lead(c, batch)
 			cmd, _ := b.free(c)
-			return b.reply(ctx, script, cmd)
+			return b.reply(ctx, p, cmd)
 		case ctx.Err() == nil:
 			b.mu.Unlock() // a stale token: keep waiting
 		case c.state == sent:
@@ -294,13 +318,12 @@ func (b *nodeBatcher) wait(c *check, script *redis.Script) ([]any, error) {
 // reply returns the reply of a take in cmd. A take a cluster node answered
 // MOVED or ASK did not run: it is sent again, alone, through the cluster
 // client, which follows the redirection (and reloads its slot map).
-func (b *nodeBatcher) reply(ctx context.Context, script *redis.Script, cmd *redis.Cmd) ([]any, error) {
+func (b *nodeBatcher) reply(ctx context.Context, p *program, cmd *redis.IntSliceCmd) ([]int64, error) {
 	if b.redirected == nil || !redirection(cmd.Err()) {
-		return cmd.Slice()
+		return cmd.Result()
 	}
 	b.redirected(ctx)
-	keys, args := evalShaParts(cmd)
-	return script.Run(ctx, b.lone, keys, args...).Slice()
+	return runAlone(ctx, b.lone, p, p.again(ctx, cmd, false))
 }
 
 // redirection reports whether err is a MOVED or ASK reply: the node does
@@ -447,8 +470,9 @@ func (c *check) signal() {
 func (b *nodeBatcher) send(leader *check, batch []*check) {
 	ctx, cancel := batchContext(leader)
 	defer cancel()
-	pipe := b.client.Pipeline()
-	cmds := make([]*redis.Cmd, len(batch))
+	pipe := b.pipeline()
+	defer b.pipes.Put(pipe)
+	cmds := make([]*redis.IntSliceCmd, len(batch))
 	for i, c := range batch {
 		cmds[i] = c.cmd
 		_ = pipe.Process(ctx, c.cmd)
@@ -471,29 +495,38 @@ func (b *nodeBatcher) send(leader *check, batch []*check) {
 // first take of each program as EVAL, which caches the program, and the
 // others as EVALSHA behind it on the same connection; every one as EVAL if
 // all is set (the cache was flushed again in between).
-func (b *nodeBatcher) resend(ctx context.Context, batch []*check, cmds []*redis.Cmd, again []int, all bool) {
-	pipe := b.client.Pipeline()
-	resent := make([]*redis.Cmd, len(again))
-	var loaded []*redis.Script // programs sent as EVAL: at most one per program
+func (b *nodeBatcher) resend(ctx context.Context, batch []*check, cmds []*redis.IntSliceCmd, again []int, all bool) {
+	pipe := b.pipeline()
+	defer b.pipes.Put(pipe)
+	resent := make([]*redis.IntSliceCmd, len(again))
+	var loaded []*program // programs sent as EVAL: at most one per program
 	for j, i := range again {
-		script := batch[i].script
-		keys, args := evalShaParts(cmds[i])
-		if all || !slices.Contains(loaded, script) {
-			loaded = append(loaded, script)
-			resent[j] = script.Eval(ctx, pipe, keys, args...)
-		} else {
-			resent[j] = script.EvalSha(ctx, pipe, keys, args...)
+		p := batch[i].prog
+		eval := all || !slices.Contains(loaded, p)
+		if eval {
+			loaded = append(loaded, p)
 		}
+		resent[j] = p.again(ctx, cmds[i], eval)
+		_ = pipe.Process(ctx, resent[j])
 		cmds[i] = resent[j]
 	}
 	exec(ctx, pipe, resent)
+}
+
+// pipeline returns an empty pipeline of the node, from the pool if it has
+// one: Exec empties a pipeline, which can then carry the next batch.
+func (b *nodeBatcher) pipeline() redis.Pipeliner {
+	if pipe, ok := b.pipes.Get().(redis.Pipeliner); ok {
+		return pipe
+	}
+	return b.client.Pipeline()
 }
 
 // exec runs pipe, which holds cmds, as one pipeline. go-redis sets each
 // command's error (transport errors on every command not answered); should
 // a hook fail the pipeline without running it, its error goes on the
 // commands left without a reply.
-func exec(ctx context.Context, pipe redis.Pipeliner, cmds []*redis.Cmd) {
+func exec(ctx context.Context, pipe redis.Pipeliner, cmds []*redis.IntSliceCmd) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		for _, cmd := range cmds {
 			if cmd.Err() == nil && cmd.Val() == nil {
@@ -517,41 +550,22 @@ func batchContext(leader *check) (context.Context, context.CancelFunc) {
 }
 
 // noScript returns the indexes of the commands answered NOSCRIPT.
-func noScript(cmds []*redis.Cmd) []int {
+func noScript(cmds []*redis.IntSliceCmd) []int {
 	var again []int
 	for i, cmd := range cmds {
-		if err := cmd.Err(); err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")) {
+		if isNoScript(cmd.Err()) {
 			again = append(again, i)
 		}
 	}
 	return again
 }
 
-// evalSha builds the EVALSHA of a take, as go-redis's EvalSha does. The
-// caller builds it, so that the batch holds no slice the caller may reuse
-// after giving up.
-func evalSha(ctx context.Context, hash string, keys []string, args []any) *redis.Cmd {
-	a := make([]any, 0, 3+len(keys)+len(args))
-	a = append(a, "evalsha", hash, len(keys))
-	for _, k := range keys {
-		a = append(a, k)
-	}
-	a = append(a, args...)
-	cmd := redis.NewCmd(ctx, a...)
-	cmd.SetFirstKeyPos(3)
-	return cmd
-}
-
-// evalShaParts returns the keys and arguments of a command built by
-// evalSha or Script.Eval/EvalSha: name, script, key count, keys, args.
-func evalShaParts(cmd *redis.Cmd) ([]string, []any) {
-	a := cmd.Args()
-	n := a[2].(int)
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = a[3+i].(string)
-	}
-	return keys, a[3+n:]
+// isNoScript reports whether err is a NOSCRIPT reply: the server does not
+// have the script cached, and ran nothing. go-redis's own Eval wrappers
+// turn it into redis.ErrNoScript; a command it did not build keeps the
+// server's text.
+func isNoScript(err error) bool {
+	return err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT"))
 }
 
 // notSent is the error of a take dropped from the queue because its

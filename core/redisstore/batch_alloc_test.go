@@ -17,7 +17,8 @@ import (
 // unbatched and batched, at 1 and 64 concurrent callers, on the standalone
 // server and on the cluster, over 1000 keys. At 1 caller batched takes go
 // alone; "pipelined" sends each through a pipeline (of one when alone),
-// the batcher's own path:
+// the batcher's own path. Decisions go to a pooled slice, as a
+// [core.Limiter] passes them:
 //
 //	go test -run '^$' -bench BatchedTake -benchmem ./core/redisstore
 func BenchmarkBatchedTake(b *testing.B) {
@@ -61,8 +62,7 @@ func BenchmarkBatchedTake(b *testing.B) {
 				b.Run(fmt.Sprintf("%s/c=%d/%s", be.name, c, m.name), func(b *testing.B) {
 					b.ReportAllocs()
 					runConcurrent(b, c, func(ctx context.Context, i int) error {
-						_, err := store.Take(ctx, nil, keys[i%len(keys)], limits, 1)
-						return err
+						return takePooled(ctx, store, keys[i%len(keys)], limits)
 					})
 				})
 			}

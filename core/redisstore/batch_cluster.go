@@ -54,9 +54,10 @@ func newMasterBatchers(cluster *redis.ClusterClient, c config) *masterBatchers {
 	return m
 }
 
-// do runs one take through the queue of its key's master.
-func (m *masterBatchers) do(ctx context.Context, script *redis.Script, keys []string, args []any) ([]any, error) {
-	master, err := m.cluster.MasterForKey(ctx, keys[0])
+// do runs one take, cmd, through the queue of its key's master.
+func (m *masterBatchers) do(ctx context.Context, p *program, cmd *redis.IntSliceCmd) ([]int64, error) {
+	key := firstKey(cmd)
+	master, err := m.cluster.MasterForKey(ctx, key)
 	if err != nil {
 		// The slot map could not be loaded: the cluster client would
 		// fail alike.
@@ -67,12 +68,12 @@ func (m *masterBatchers) do(ctx context.Context, script *redis.Script, keys []st
 	}
 	q, ok := (*m.queues.Load())[master]
 	if !ok {
-		q = m.add(ctx, master, keys[0])
+		q = m.add(ctx, master, key)
 	}
 	if q.batcher == nil {
-		return script.Run(ctx, m.cluster, keys, args...).Slice()
+		return runAlone(ctx, m.cluster, p, cmd)
 	}
-	return q.batcher.do(ctx, script, keys, args)
+	return q.batcher.do(ctx, p, cmd)
 }
 
 // add returns the queue of master, found by key, adding it unless there

@@ -35,14 +35,15 @@ func TestPipelineMixesPrograms(t *testing.T) {
 	var batch []*check
 	for i, limits := range takes {
 		keys := kb.AppendKeys(nil, "client-"+strconv.Itoa(i), limits)
-		batch = append(batch, b.newCheck(ctx, store.progs.choose(limits), keys, store.args(limits, 1, ""), sent))
+		p, cmd := store.call(ctx, keys, limits, 1, "")
+		batch = append(batch, b.newCheck(ctx, p, cmd, sent))
 	}
 	require.NoError(t, client.ScriptFlush(ctx).Err())
 
 	b.send(batch[0], batch)
 
 	for i, c := range batch {
-		reply, err := c.cmd.Slice()
+		reply, err := c.cmd.Result()
 		require.NoError(t, err, "take %d", i)
 		ds, err := appendDecisions(nil, takes[i], reply)
 		require.NoError(t, err)

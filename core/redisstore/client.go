@@ -23,7 +23,7 @@ import (
 //   - MaxRetries -1 (no retries): a retried EVALSHA whose first attempt ran
 //     but whose reply was lost charges the request twice; and a retry never
 //     fits a 50 ms budget anyway. The NOSCRIPT fallback to EVAL is not a
-//     retry (Script.Run does it) and keeps working.
+//     retry (the store sends it) and keeps working.
 //   - ReadTimeout, WriteTimeout, PoolTimeout and DialTimeout 500 ms
 //     ([BackstopTimeout]), DialerRetries 1: backstops for what runs without
 //     a deadline (cluster topology reloads, background dials of the warm

@@ -57,7 +57,7 @@ func classify(err error) error {
 // opposed to a bug: transport failures (timeouts, refused, reset or closed
 // connections, EOF, a pool with no free connection, a closed client) and
 // the replies of [unavailableReplies]. Script errors, WRONGTYPE, CROSSSLOT,
-// NOSCRIPT (Script.Run already fell back to EVAL), MOVED after the client's
+// NOSCRIPT (the store already fell back to EVAL), MOVED after the client's
 // redirects, authentication and permission errors are bugs or
 // misconfiguration: they must be seen, not failed open.
 func unavailable(err error) bool {

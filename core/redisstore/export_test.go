@@ -40,13 +40,7 @@ func NewWithTestClockExpiry(client redis.Scripter, now func() time.Time, opts ..
 
 // ProgramOf returns the name of the program a take of limits runs.
 func ProgramOf(s *Store, limits []core.Limit) string {
-	script := s.progs.choose(limits)
-	for _, p := range append(s.progs.one[:], s.progs.many, s.progs.lease) {
-		if p.script == script {
-			return p.name
-		}
-	}
-	return ""
+	return s.progs.choose(limits).name
 }
 
 // TakeJoined is s.Take run through the program "take" whatever the number
@@ -60,7 +54,7 @@ func TakeJoined(ctx context.Context, s *Store, keys []string, limits []core.Limi
 	for _, l := range limits {
 		args = append(args, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), l.Capacity())
 	}
-	reply, err := s.progs.many.script.Run(ctx, s.client, keys, args...).Slice()
+	reply, err := s.progs.many.script.Run(ctx, s.client, keys, args...).Int64Slice()
 	if err != nil {
 		return nil, err
 	}

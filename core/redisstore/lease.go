@@ -54,16 +54,14 @@ func (s *Store) leaseCall(ctx context.Context, key, lease string, ttl int64) (bo
 	if s.now != nil {
 		now = s.now().UnixMicro() - epochUnixMicros
 	}
-	reply, err := s.run(ctx, s.progs.lease.script, []string{key}, []any{now, lease, ttl})
+	p := &s.progs.lease
+	a := append(p.evalSha([]string{key}, 3), now, lease, ttl)
+	reply, err := s.run(ctx, p, newCall(ctx, a))
 	if err != nil {
 		return false, classify(err)
 	}
 	if len(reply) != 1 {
 		return false, fmt.Errorf("lease script replied %d values, want 1", len(reply))
 	}
-	held, ok := reply[0].(int64)
-	if !ok {
-		return false, fmt.Errorf("lease script reply is %T, not an integer", reply[0])
-	}
-	return held == 1, nil
+	return reply[0] == 1, nil
 }

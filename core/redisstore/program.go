@@ -1,6 +1,9 @@
 package redisstore
 
 import (
+	"context"
+	"slices"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimitkit/ratelimit/core"
@@ -40,10 +43,65 @@ type program struct {
 	name   string
 	src    string
 	script *redis.Script
+	sha    any // script.Hash(), boxed once for the EVALSHA of every call
 }
 
 func newProgram(name, src string) program {
-	return program{name: name, src: src, script: redis.NewScript(src)}
+	script := redis.NewScript(src)
+	return program{name: name, src: src, script: script, sha: script.Hash()}
+}
+
+// evalSha returns the start of an EVALSHA of p on keys, as go-redis's
+// EvalSha builds it (name, hash, key count, keys), with room for n
+// arguments, which the caller appends before [newCall]. Building the
+// command once serves both ways of sending it (alone and in a pipeline);
+// each call gets a slice of its own, so that a pipeline holds nothing its
+// caller may reuse after giving up.
+func (p *program) evalSha(keys []string, n int) []any {
+	a := make([]any, 0, 3+len(keys)+n)
+	a = append(a, "evalsha", p.sha, len(keys))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	return a
+}
+
+// newCall returns the command of args, built by [program.evalSha]. Every
+// program replies an array of integers, which the command reads as such:
+// none is boxed as an any.
+func newCall(ctx context.Context, args []any) *redis.IntSliceCmd {
+	cmd := redis.NewIntSliceCmd(ctx, args...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
+}
+
+// again returns a new command of the call cmd of p, to send it again: an
+// EVAL of p's source if eval is set (which caches p on the server), else
+// its EVALSHA.
+func (p *program) again(ctx context.Context, cmd *redis.IntSliceCmd, eval bool) *redis.IntSliceCmd {
+	a := slices.Clone(cmd.Args())
+	if eval {
+		a[0], a[1] = "eval", p.src
+	} else {
+		a[0], a[1] = "evalsha", p.sha
+	}
+	return newCall(ctx, a)
+}
+
+// firstKey returns the first key of a command built by [program.evalSha]:
+// every call has one.
+func firstKey(cmd *redis.IntSliceCmd) string { return cmd.Args()[3].(string) }
+
+// evalShaParts returns the keys and arguments of a command built by
+// [program.evalSha].
+func evalShaParts(cmd *redis.IntSliceCmd) ([]string, []any) {
+	a := cmd.Args()
+	n := a[2].(int)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = a[3+i].(string)
+	}
+	return keys, a[3+n:]
 }
 
 // newPrograms builds the programs from the embedded files, with the test
@@ -75,11 +133,11 @@ func newPrograms(testClock bool) (programs, error) {
 
 // choose returns the program of a take of limits: that of its algorithm
 // for one limit that has one ([hasOwn]), else "take".
-func (p *programs) choose(limits []core.Limit) *redis.Script {
+func (p *programs) choose(limits []core.Limit) *program {
 	if hasOwn(limits) {
-		return p.one[limits[0].Algorithm].script
+		return &p.one[limits[0].Algorithm]
 	}
-	return p.many.script
+	return &p.many
 }
 
 // hasOwn reports whether a take of limits runs a program of its own

@@ -12,20 +12,12 @@ import (
 const replyPerLimit = 5
 
 // appendDecisions appends the decision of every limit in reply to dst.
-func appendDecisions(dst []core.Decision, limits []core.Limit, reply []any) ([]core.Decision, error) {
+func appendDecisions(dst []core.Decision, limits []core.Limit, reply []int64) ([]core.Decision, error) {
 	if len(reply) != replyPerLimit*len(limits) {
 		return dst, fmt.Errorf("script replied %d values for %d limits", len(reply), len(limits))
 	}
-	start := len(dst)
-	var v [replyPerLimit]int64
 	for i, l := range limits {
-		for j := range v {
-			n, ok := reply[replyPerLimit*i+j].(int64)
-			if !ok {
-				return dst[:start], fmt.Errorf("script reply %d is %T, not an integer", replyPerLimit*i+j, reply[replyPerLimit*i+j])
-			}
-			v[j] = n
-		}
+		v := reply[replyPerLimit*i : replyPerLimit*(i+1)]
 		dst = append(dst, core.Decision{
 			Limit:      l,
 			Allowed:    v[0] == 1,

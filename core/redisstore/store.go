@@ -23,6 +23,7 @@ type Store struct {
 	now       func() time.Time // test clock; nil means the server's TIME
 	appNow    func() time.Time // the app's clock, for calendar boundaries
 	calendars calendarCache    // the boundaries of each calendar, per window
+	boxes     boxes            // the limits' ARGV, boxed
 	reload    *reloader        // nil unless client is a cluster client
 	batch     batcher          // nil when takes go one by one ([WithoutBatching], a client with retries)
 
@@ -101,7 +102,8 @@ func (s *Store) take(ctx context.Context, dst []core.Decision, keys []string, li
 	if err := checkTake(keys, limits, cost, lease); err != nil {
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
-	reply, err := s.run(ctx, s.progs.choose(limits), keys, s.args(limits, cost, lease))
+	p, cmd := s.call(ctx, keys, limits, cost, lease)
+	reply, err := s.run(ctx, p, cmd)
 	if err != nil {
 		err = classify(err)
 		if s.reload != nil && errors.Is(err, core.ErrStoreUnavailable) {
