@@ -638,8 +638,8 @@ func TestBatchingClusterMasterKilled(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	nodes := countNodes(client)
 	store := batchedSafeStore(t, client)
-	l := faultLimiter(t, store, client, []core.Limit{dayQuota}, core.WithoutBreaker())
-	withBreaker := faultLimiter(t, store, client, []core.Limit{dayQuota}, core.WithBreaker(core.BreakerConfig{}))
+	l := faultLimiterTimeout(t, isolationTimeout, store, client, []core.Limit{dayQuota}, core.WithoutBreaker())
+	withBreaker := faultLimiterTimeout(t, isolationTimeout, store, client, []core.Limit{dayQuota}, core.WithBreaker(core.BreakerConfig{}))
 
 	hot := clusterIdentities(t, hc, hc.Addrs()[0], "", false, 1)[0] // any identity
 	victim := hc.Shards(t, hc.Addrs()[0], "{"+hot+"}")[0]
