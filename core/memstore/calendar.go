@@ -1,6 +1,8 @@
 package memstore
 
 import (
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
@@ -13,15 +15,43 @@ import (
 // stored window is taken as its start (the old window never reopens) and
 // the end of the window is measured from the reading.
 //
-// The window is computed on every take, never remembered with the state:
-// a limit renamed onto another unit or zone must see its own windows, as
-// it does on Redis, where the app passes the boundaries with each take.
-func evalCalendar(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
+// The window comes from the calendar's own rules at every take (through
+// windows, which remembers the last one), never from the state: a limit
+// renamed onto another unit or zone must see its own windows, as it does
+// on Redis, where the app passes the boundaries with each take.
+func evalCalendar(o *outcome, st *state, found bool, l core.Limit, now, cost int64, windows *calendarWindows) {
 	r := l.Rate
 	at := now // the key's time: never before the stored window
 	if found {
 		at = max(now, st.w)
 	}
-	s, e := l.Calendar.Window(time.UnixMicro(at + epochUnixMicros))
-	countWindow(o, st, found, r, epochMicros(s), epochMicros(e)-now, cost)
+	start, end := windows.window(l.Calendar, at)
+	countWindow(o, st, found, r, start, end-now, cost)
+}
+
+// calendarWindows remembers the window each calendar was last asked for,
+// so that a take computes it from the zone rules once per window (about
+// 150 ns a take otherwise) rather than every time. It is safe for
+// concurrent use; the zero value is empty.
+type calendarWindows struct {
+	m sync.Map // core.Calendar -> *atomic.Pointer[calendarWindow]
+}
+
+// A calendarWindow is one window of a calendar, µs since the epoch.
+type calendarWindow struct{ start, end int64 }
+
+// window returns the window of c holding at (µs since the epoch).
+func (cw *calendarWindows) window(c core.Calendar, at int64) (start, end int64) {
+	v, ok := cw.m.Load(c)
+	if !ok {
+		v, _ = cw.m.LoadOrStore(c, new(atomic.Pointer[calendarWindow]))
+	}
+	p := v.(*atomic.Pointer[calendarWindow])
+	if w := p.Load(); w != nil && w.start <= at && at < w.end {
+		return w.start, w.end
+	}
+	s, e := c.Window(time.UnixMicro(at + epochUnixMicros))
+	w := &calendarWindow{epochMicros(s), epochMicros(e)}
+	p.Store(w)
+	return w.start, w.end
 }

@@ -38,8 +38,9 @@ func (e *entry) expired(now int64) bool {
 // evalState runs the algorithm of l for a take of cost at now on the stored
 // state st (found is false for a key without state), writing nothing to
 // the store. It fills o and, if l admits the take, sets st to the state to
-// write. SlidingLog is handled by [evalLog].
-func evalState(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
+// write. SlidingLog is handled by [evalLog]; a CalendarWindow's windows
+// come from windows.
+func evalState(o *outcome, st *state, found bool, l core.Limit, now, cost int64, windows *calendarWindows) {
 	switch l.Algorithm {
 	case core.TokenBucket:
 		evalTokenBucket(o, st, found, l, now, cost)
@@ -48,7 +49,7 @@ func evalState(o *outcome, st *state, found bool, l core.Limit, now, cost int64)
 	case core.SlidingWindow:
 		evalSlidingWindow(o, st, found, l, now, cost)
 	case core.CalendarWindow:
-		evalCalendar(o, st, found, l, now, cost)
+		evalCalendar(o, st, found, l, now, cost, windows)
 	default:
 		evalGCRA(o, st, found, l, now, cost)
 	}

@@ -29,6 +29,8 @@ type Store struct {
 	now    func() time.Time // the clock of WithClock, or nil
 	start  time.Time        // the default clock: the wall clock at New...
 	base   int64            // ...in µs since the epoch
+
+	windows calendarWindows // the last window of each calendar
 }
 
 // New returns a [Store] configured by opts, or an error naming the option
@@ -170,7 +172,7 @@ func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bo
 	if found {
 		sl.next = sl.e.state
 	}
-	evalState(&sl.out, &sl.next, found, l, now, cost)
+	evalState(&sl.out, &sl.next, found, l, now, cost, &s.windows)
 	return sl.out.allowed
 }
 
