@@ -112,9 +112,11 @@ func TestConformanceBatched(t *testing.T) {
 			t.Run(be.name+", "+b.name, func(t *testing.T) {
 				client := be.client(t)
 				t.Cleanup(func() { assertKeysExpire(t, client, storetestKeys) })
-				t.Run("Run", func(t *testing.T) {
+				t.Run("Run", func(t *testing.T) { // keys expire on the test clock, as in TestConformance
 					storetest.Run(t, func(t *testing.T, now func() time.Time) core.Store {
-						return mustNew(t, client, redisstore.WithClock(now), b.opt)
+						s, err := redisstore.NewWithTestClockExpiry(client, now, b.opt)
+						require.NoError(t, err)
+						return s
 					})
 				})
 				t.Run("RunConcurrency", func(t *testing.T) {
