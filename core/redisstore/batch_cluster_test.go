@@ -234,10 +234,12 @@ func TestBatchingClusterRoundTrips(t *testing.T) {
 			takes, trips, after.pipelines-before.pipelines, nodesPipelined, float64(takes)/float64(trips))
 		assert.Equal(t, int64(goroutines*takesEach), takes, "each take sent once")
 		// How many takes share a round trip is bounded by how fast the
-		// callers come back, here by the client's CPU under -race: 3.6-4.5
-		// takes per round trip measured on a quiet 2-core machine, 2.8 on
-		// a loaded CI run. Without batching it is 1.
-		assert.Less(t, trips, takes*2/3, "round trips: at least 1.5 takes each")
+		// callers come back, here by the client's CPU under -race, and by
+		// how many calls go at once (two per master: a take goes alone
+		// while fewer are in flight): 2.0 takes per round trip measured
+		// on a quiet 2-core machine (3.6-4.5 with one call at once, 2.8
+		// then on a loaded CI run). Without batching it is 1.
+		assert.Less(t, trips, takes*5/6, "round trips: at least 1.2 takes each")
 		assert.Equal(t, 3, nodesPipelined, "masters that got pipelines")
 	})
 }
