@@ -40,7 +40,7 @@ func TestBatchingThroughput(t *testing.T) {
 	modes := []struct {
 		name string
 		opts []redisstore.Option
-	}{{"unbatched", nil}, {"batched", []redisstore.Option{redisstore.WithBatching()}}}
+	}{{"unbatched", []redisstore.Option{redisstore.WithoutBatching()}}, {"batched", nil}} // batched: the default
 	for round := 1; round <= rounds; round++ {
 		for _, c := range []int{1, 16, 64} {
 			var rates [2]float64
