@@ -27,7 +27,7 @@ func BenchmarkBatchedTake(b *testing.B) {
 		name string
 		opts []redisstore.Option
 	}{
-		{"unbatched", nil},
+		{"unbatched", []redisstore.Option{redisstore.WithoutBatching()}},
 		{"batched", []redisstore.Option{redisstore.WithBatching()}},
 		{"pipelined", []redisstore.Option{redisstore.WithBatchingAlone()}},
 	}
