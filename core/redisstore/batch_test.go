@@ -442,21 +442,8 @@ func TestBatchingAfterScriptFlush(t *testing.T) {
 		for g := range keys {
 			keys[g] = kb.AppendKeys(nil, "caller-"+strconv.Itoa(g), limits)
 		}
-		stop := make(chan struct{})
-		var flushes atomic.Int64
-		var wg, flushing sync.WaitGroup
-		flushing.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(time.Millisecond):
-				}
-				if client.ScriptFlush(bg).Err() == nil {
-					flushes.Add(1)
-				}
-			}
-		})
+		stopFlushing := flushScriptsEveryMillisecond(client)
+		var wg sync.WaitGroup
 		var failed atomic.Int64
 		for g := range goroutines {
 			wg.Go(func() {
@@ -469,8 +456,7 @@ func TestBatchingAfterScriptFlush(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		close(stop)
-		flushing.Wait()
+		n := stopFlushing()
 
 		require.Zero(t, failed.Load(), "failed takes")
 		for g := range keys {
@@ -478,7 +464,7 @@ func TestBatchingAfterScriptFlush(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, int64(burst-takesEach), got[0].Remaining, "caller %d charged once per take", g)
 		}
-		t.Logf("%d flushes, %d pipelines, %d NOSCRIPT replies in pipelines", flushes.Load(), counter.pipelines.Load(), counter.noScript.Load())
+		t.Logf("%d flushes, %d pipelines, %d NOSCRIPT replies in pipelines", n, counter.pipelines.Load(), counter.noScript.Load())
 		assert.Positive(t, counter.noScript.Load(), "pipelined takes were answered NOSCRIPT")
 	})
 	// A pipeline may mix takes and lease releases, two scripts: each one
@@ -496,18 +482,8 @@ func TestBatchingAfterScriptFlush(t *testing.T) {
 		for g := range keys {
 			keys[g] = kb.AppendKeys(nil, "caller-"+strconv.Itoa(g), leased)
 		}
-		stop := make(chan struct{})
-		var wg, flushing sync.WaitGroup
-		flushing.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(time.Millisecond):
-				}
-				_ = client.ScriptFlush(bg).Err()
-			}
-		})
+		stopFlushing := flushScriptsEveryMillisecond(client)
+		var wg sync.WaitGroup
 		var failed atomic.Int64
 		for g := range goroutines {
 			wg.Go(func() {
@@ -528,8 +504,7 @@ func TestBatchingAfterScriptFlush(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		close(stop)
-		flushing.Wait()
+		stopFlushing()
 
 		require.Zero(t, failed.Load(), "failed takes or releases")
 		for g := range keys {
@@ -667,4 +642,30 @@ func TestBatchingIsTheDefault(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "WithBatching and WithoutBatching")
 	})
+}
+
+// flushScriptsEveryMillisecond flushes the server's script cache through
+// client every millisecond until the returned stop is called; stop waits
+// for the flusher and returns how many flushes succeeded.
+func flushScriptsEveryMillisecond(client redis.UniversalClient) (stop func() int64) {
+	done := make(chan struct{})
+	var flushes atomic.Int64
+	var flushing sync.WaitGroup
+	flushing.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if client.ScriptFlush(context.Background()).Err() == nil {
+				flushes.Add(1)
+			}
+		}
+	})
+	return func() int64 {
+		close(done)
+		flushing.Wait()
+		return flushes.Load()
+	}
 }
