@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -158,28 +157,23 @@ func TestBatchingKilledAndRestartedEmpty(t *testing.T) {
 	if opts.MinIdleConns == 0 {
 		maxConns += runtime.GOMAXPROCS(0)
 	}
-	stats := client.PoolStats()
-	list, err := checker.ClientList(ctx).Result()
-	require.NoError(t, err)
-	serverConns := strings.Count(list, "name=rl-fault ")
-	t.Logf("connections: pool %d, server %d (at most %d)", stats.TotalConns, serverConns, maxConns)
-	assert.LessOrEqual(t, int(stats.TotalConns), maxConns, "pool connections")
-	assert.LessOrEqual(t, serverConns, int(stats.TotalConns), "the server sees no connection the pool lost track of")
+	assertConnsTracked(t, client, checker, opts.ClientName, maxConns)
 
 	require.NoError(t, client.Close())
 	assertGoroutinesBack(t, goroutinesBefore)
 }
 
 // TestBatchingPoolExhaustion is TestPoolExhaustion through a batching
-// store: 64 callers, a pool of 2 connections, +5 ms per round trip, no
-// breaker. Decisions end within the deadline + crowdLateness (p99), none
-// later than the deadline + stall; batching needs one connection at a
-// time, so the pool serves most of them.
+// store: 64 callers, a pool of 2 connections (and go-redis's pool for
+// pipelines cut to 2 as well), +5 ms per round trip, no breaker. Decisions
+// end within the deadline + crowdLateness (p99), none later than the
+// deadline + stall; batching needs at most two connections at a time, so
+// the pools serve most of them.
 func TestBatchingPoolExhaustion(t *testing.T) {
 	srv := redistest.Standalone(t)
 	proxy := redistest.NewProxy(t, srv.Addr())
 	opts := srv.Options()
-	opts.Addr, opts.PoolSize, opts.MinIdleConns = proxy.Addr(), 2, 2
+	opts.Addr, opts.PoolSize, opts.MinIdleConns, opts.PipelinePoolSize = proxy.Addr(), 2, 2, 2
 	client := redisstore.NewClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
 	var calls takeCounter
