@@ -11,10 +11,18 @@
 -- State: key is a hash, w = window number floor(now / period) and n = count
 -- (integers), expiring at the end of the window. A clock reading before the
 -- stored window is taken as its start (the old window never reopens); the
--- end of the window is measured from the reading.
+-- end of the window is measured from the reading. The take that opens a
+-- window writes both fields and the TTL; a later take of the same window,
+-- on a clock that is not behind it, writes n alone: the window's end has
+-- not moved.
 
--- write_fixed_window stores window w with count n, to expire in ttl µs.
+-- write_fixed_window stores window w with count n, to expire in ttl µs;
+-- w nil: the stored window goes on, only its count changes.
 local function write_fixed_window(key, w, n, ttl)
+  if not w then
+    redis.call('HSET', key, 'n', int(n))
+    return
+  end
   redis.call('HSET', key, 'w', int(w), 'n', int(n))
   redis.call('PEXPIRE', key, ttl_ms(ttl))
 end
@@ -53,5 +61,9 @@ local function fixed_window(key, now, cost, rate, period)
   if stored_w == w then
     n = tonumber(state[2]) or 0
   end
-  return count_window(n, window_end, cost, rate, write_fixed_window, w)
+  local id = w
+  if n > 0 and at == now then
+    id = nil -- the stored window goes on
+  end
+  return count_window(n, window_end, cost, rate, write_fixed_window, id)
 end

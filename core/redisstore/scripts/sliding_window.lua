@@ -11,11 +11,19 @@
 -- State: key is a hash, w = current window number, n = its count, p = the
 -- previous window's count (integers), expiring when both windows are past.
 -- A clock reading before the stored window is taken as its start, and the
--- durations are then measured from the reading: longer by the lag.
+-- durations are then measured from the reading: longer by the lag. The
+-- take that opens a window writes every field and the TTL; a later take of
+-- the same window, on a clock that is not behind it, writes n alone: the
+-- window's end has not moved.
 
 -- write_sliding_window stores window w with count n and the previous
--- window's count p, to expire in ttl µs.
+-- window's count p, to expire in ttl µs; w nil: the stored window goes on,
+-- only its count changes.
 local function write_sliding_window(key, w, n, p, ttl)
+  if not w then
+    redis.call('HSET', key, 'n', int(n))
+    return
+  end
   redis.call('HSET', key, 'w', int(w), 'n', int(n), 'p', int(p))
   redis.call('PEXPIRE', key, ttl_ms(ttl))
 end
@@ -67,6 +75,10 @@ local function sliding_window(key, now, cost, rate, period)
   local charged = cur + cost
   local after = math.floor((rate_p - prev * (period - e) - charged * period) / period)
   local reset_after = 2 * period - e + lag
+  local id = w
+  if cur > 0 and lag == 0 then
+    id = nil -- the stored window goes on: its end, and the key's, have not moved
+  end
   return 0, before, reset_before, 0, after, reset_after,
-    write_sliding_window, w, charged, prev, reset_after
+    write_sliding_window, id, charged, prev, reset_after
 end

@@ -14,7 +14,9 @@
 --          (integers), expiring at the end of the window. A clock reading
 --          before the stored window is taken as its start (the old window
 --          never reopens); the end of the window is measured from the
---          reading.
+--          reading. The take that opens a window writes both fields and
+--          the TTL; a later take of the same window, on a clock that is
+--          not behind it, writes n alone: the window's end has not moved.
 
 local key = KEYS[1]
 local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
@@ -50,6 +52,10 @@ end
 if n + cost > rate then
   return {0, 1, before, reset_before, window_end}
 end
-redis.call('HSET', key, 'w', string.format('%d', w), 'n', string.format('%d', n + cost))
-redis.call('PEXPIRE', key, string.format('%d', max(1, ceil(window_end / 1000))))
+if n > 0 and at == now then
+  redis.call('HSET', key, 'n', string.format('%d', n + cost))
+else
+  redis.call('HSET', key, 'w', string.format('%d', w), 'n', string.format('%d', n + cost))
+  redis.call('PEXPIRE', key, string.format('%d', max(1, ceil(window_end / 1000))))
+end
 return {1, 0, max(0, rate - n - cost), window_end, 0}

@@ -14,7 +14,10 @@
 --          previous window's count (integers), expiring when both windows
 --          are past. A clock reading before the stored window is taken as
 --          its start, and the durations are then measured from the reading:
---          longer by the lag.
+--          longer by the lag. The take that opens a window writes every
+--          field and the TTL; a later take of the same window, on a clock
+--          that is not behind it, writes n alone: the window's end has not
+--          moved.
 
 local key = KEYS[1]
 local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
@@ -69,6 +72,11 @@ end
 local charged = cur + cost
 local after = floor((rate_p - prev * (period - e) - charged * period) / period)
 local reset_after = 2 * period - e + lag
-redis.call('HSET', key, 'w', string.format('%d', w), 'n', string.format('%d', charged), 'p', string.format('%d', prev))
-redis.call('PEXPIRE', key, string.format('%d', max(1, ceil(reset_after / 1000))))
+if cur > 0 and lag == 0 then
+  -- The stored window goes on: its end, and the key's, have not moved.
+  redis.call('HSET', key, 'n', string.format('%d', charged))
+else
+  redis.call('HSET', key, 'w', string.format('%d', w), 'n', string.format('%d', charged), 'p', string.format('%d', prev))
+  redis.call('PEXPIRE', key, string.format('%d', max(1, ceil(reset_after / 1000))))
+end
 return {1, 0, max(0, after), reset_after, 0}
