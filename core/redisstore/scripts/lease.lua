@@ -39,6 +39,7 @@ if not score or tonumber(score) <= now then
 end
 local expiry = now + ttl
 redis.call('ZADD', key, 'XX', string.format('%d', expiry), lease)
-local newest = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
-redis.call('PEXPIRE', key, math.max(1, math.ceil((newest - now) / 1000)))
+local newest = tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2])
+-- As strings: Redis formats a Lua number with "%.17g" (take_gcra.lua).
+redis.call('PEXPIRE', key, string.format('%d', math.max(1, math.ceil((newest - now) / 1000))))
 return {1}
