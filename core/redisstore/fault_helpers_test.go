@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -206,25 +205,6 @@ func assertNoneDegraded(t *testing.T, recs []record, msg string) {
 	t.Errorf("%s: %d of %d decisions degraded; first: %s", msg, len(bad), len(recs), strings.Join(first, "; "))
 }
 
-// scriptCalls counts the script calls a client sends (EVALSHA and EVAL),
-// as a go-redis hook.
-type scriptCalls struct{ n atomic.Int64 }
-
-func (c *scriptCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (c *scriptCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if name := cmd.Name(); name == "evalsha" || name == "eval" {
-			c.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (c *scriptCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 // faultLimiter returns a limiter on store with the fault tests' timeout,
 // a key prefix of its own whose keys are checked for TTLs when t ends (on
 // checker), and opts.
@@ -255,3 +235,26 @@ func safeStore(t *testing.T, client redis.Scripter) *redisstore.Store {
 	require.NoError(t, err)
 	return s
 }
+
+// batchedSafeStore is safeStore with batching.
+func batchedSafeStore(t *testing.T, client redis.Scripter) *redisstore.Store {
+	t.Helper()
+	require.Empty(t, redisstore.CheckClient(client, budget), "the fault tests use safe clients")
+	s, err := redisstore.New(client, redisstore.WithBatching())
+	require.NoError(t, err)
+	return s
+}
+
+// A storeMode is how a fault test builds the store under test: one take
+// per round trip, or batching (the default), where concurrent takes share
+// pipelines.
+type storeMode struct {
+	name    string
+	batches bool
+	store   func(t *testing.T, client redis.Scripter) *redisstore.Store
+}
+
+var (
+	oneByOne = storeMode{"one by one", false, safeStore}
+	batched  = storeMode{"batched", true, batchedSafeStore}
+)

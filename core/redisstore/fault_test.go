@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"runtime"
 	"strconv"
@@ -99,57 +100,78 @@ var slowdowns = []slowdown{
 }
 
 // TestSlowOrFrozenStandalone runs traffic through a limiter with the
-// default breaker while the server is frozen or slowed, then recovers it:
-//   - decisions end within the deadline + lateness (p99), none later than
-//     the deadline + stall;
-//   - once the breaker is open, decisions take < 1 ms (p99) and Redis gets
-//     only the breaker's probes;
+// default breaker while the server is frozen or slowed, then recovers it,
+// one take per round trip with 8 callers and batched with 8 and with 64
+// (whose takes share pipelines):
+//   - decisions end within the deadline + lateness (p99; 64 callers:
+//     crowdLateness), none later than the deadline + stall;
+//   - once the breaker is open, decisions take < 1 ms (p99; 64 callers:
+//     crowdOpenLatency) and Redis gets only the breaker's probes;
 //   - within a second of the server recovering, decisions come from Redis
 //     again.
 func TestSlowOrFrozenStandalone(t *testing.T) {
+	cases := []struct {
+		mode    storeMode
+		callers int
+	}{{oneByOne, 8}, {batched, 8}, {batched, 64}}
 	for _, tt := range slowdowns {
-		t.Run(tt.name, func(t *testing.T) {
-			client, checker, startFault, endFault := tt.setup(t)
-			var calls scriptCalls
-			client.AddHook(&calls)
-			breaker := core.BreakerConfig{Failures: 5, OpenFor: 500 * time.Millisecond} // the defaults
-			l := faultLimiter(t, safeStore(t, client), checker, []core.Limit{bigLimit}, core.WithBreaker(breaker))
-			t.Cleanup(endFault) // before the TTL check
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s, %s, %d callers", tt.name, c.mode.name, c.callers), func(t *testing.T) {
+				late, openBound := lateness, openLatency
+				if c.callers > 8 {
+					late, openBound = crowdLateness, crowdOpenLatency
+				}
+				client, checker, startFault, endFault := tt.setup(t)
+				var calls takeCounter
+				client.AddHook(&calls)
+				breaker := core.BreakerConfig{Failures: 5, OpenFor: 500 * time.Millisecond} // the defaults
+				l := faultLimiter(t, c.mode.store(t, client), checker, []core.Limit{bigLimit}, core.WithBreaker(breaker))
+				t.Cleanup(endFault) // before the TTL check
 
-			ids := identities("client", 8)
-			warmUp(t, l, ids)
-			tr := startTraffic(l, ids, 1, pace)
-			tr.sleepUntil(healthyFor)
-			faultAt := tr.now()
-			startFault()
-			openAt, callsAtOpen := waitOpen(t, l, &calls, tr)
-			tr.sleepUntil(faultAt + faultFor)
-			callsWhileOpen := calls.n.Load() - callsAtOpen
-			endAt := tr.now()
-			endFault()
-			tr.sleepUntil(endAt + recoverFor)
-			recs := tr.Stop()
+				ids := identities("client", c.callers)
+				warmUp(t, l, ids)
+				tr := startTraffic(l, ids, 1, pace)
+				tr.sleepUntil(healthyFor)
+				faultAt := tr.now()
+				healthyTakes, healthyTrips, healthyPipelines := calls.takes.Load(), calls.roundTrips.Load(), calls.pipelines.Load()
+				startFault()
+				openAt := waitBreakerOpen(t, l, tr)
+				if c.mode.batches {
+					// Takes the breaker let through before it opened may
+					// still be queued; by their deadline they are sent or
+					// dropped.
+					tr.sleepUntil(openAt + budget + late)
+				}
+				callsAtOpen := calls.takes.Load()
+				tr.sleepUntil(faultAt + faultFor)
+				callsWhileOpen := calls.takes.Load() - callsAtOpen
+				endAt := tr.now()
+				endFault()
+				tr.sleepUntil(endAt + recoverFor)
+				recs := tr.Stop()
 
-			require.Empty(t, bugs(recs))
-			all := latencyOf(recs)
-			t.Logf("all decisions: %s; past the deadline by %s", all, latenessOf(recs))
-			assertOnTime(t, recs, lateness)
-			assertNoneDegraded(t, where(recs, func(r record) bool { return r.end() < faultAt }), "healthy before the fault")
+				require.Empty(t, bugs(recs))
+				t.Logf("healthy: %d takes in %d round trips (%d pipelines)",
+					healthyTakes, healthyTrips, healthyPipelines)
+				t.Logf("all decisions: %s; past the deadline by %s", latencyOf(recs), latenessOf(recs))
+				assertOnTime(t, recs, late)
+				assertNoneDegraded(t, where(recs, func(r record) bool { return r.end() < faultAt }), "healthy before the fault")
 
-			open := latencyOf(where(recs, record.breakerOpen))
-			probes := int64((endAt-openAt)/breaker.OpenFor) + 1
-			t.Logf("breaker opened %s after the fault; open-breaker decisions: %s; script calls while open: %d (probes allowed %d)",
-				(openAt - faultAt).Round(time.Millisecond), open, callsWhileOpen, probes)
-			assert.Less(t, open.p99, openLatency, "p99 of decisions with the breaker open")
-			assert.LessOrEqual(t, callsWhileOpen, probes, "Redis calls while the breaker is open: its probes only")
+				open := latencyOf(where(recs, record.breakerOpen))
+				probes := int64((endAt-openAt)/breaker.OpenFor) + 1
+				t.Logf("breaker opened %s after the fault; open-breaker decisions: %s; script calls while open: %d (probes allowed %d)",
+					(openAt - faultAt).Round(time.Millisecond), open, callsWhileOpen, probes)
+				assert.Less(t, open.p99, openBound, "p99 of decisions with the breaker open")
+				assert.LessOrEqual(t, callsWhileOpen, probes, "Redis calls while the breaker is open: its probes only")
 
-			recovered, ok := firstOK(recs, endAt)
-			require.True(t, ok, "no decision came from Redis after the fault ended")
-			t.Logf("back to enforcing %s after the fault ended", (recovered - endAt).Round(time.Millisecond))
-			assert.LessOrEqual(t, recovered-endAt, time.Second, "recovery")
-			assertNoneDegraded(t, where(recs, func(r record) bool { return r.start > endAt+time.Second }),
-				"degraded decisions more than a second after recovery")
-		})
+				recovered, ok := firstOK(recs, endAt)
+				require.True(t, ok, "no decision came from Redis after the fault ended")
+				t.Logf("back to enforcing %s after the fault ended", (recovered - endAt).Round(time.Millisecond))
+				assert.LessOrEqual(t, recovered-endAt, time.Second, "recovery")
+				assertNoneDegraded(t, where(recs, func(r record) bool { return r.start > endAt+time.Second }),
+					"degraded decisions more than a second after recovery")
+			})
+		}
 	}
 }
 
@@ -163,16 +185,16 @@ func assertOnTime(t *testing.T, recs []record, late time.Duration) {
 	assert.LessOrEqual(t, latencyOf(recs).max, budget+stall, "the slowest decision")
 }
 
-// waitOpen polls until the limiter's breaker is open and returns when,
-// and the script calls sent so far.
-func waitOpen(t *testing.T, l *core.Limiter, calls *scriptCalls, tr *traffic) (time.Duration, int64) {
+// waitBreakerOpen polls until the limiter's breaker is open and returns
+// when.
+func waitBreakerOpen(t *testing.T, l *core.Limiter, tr *traffic) time.Duration {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for l.BreakerState() != core.BreakerOpen {
 		require.True(t, time.Now().Before(deadline), "the breaker did not open")
 		time.Sleep(time.Millisecond)
 	}
-	return tr.now(), calls.n.Load()
+	return tr.now()
 }
 
 // firstOK returns when the first decision that started after from and came
@@ -187,66 +209,72 @@ func firstOK(recs []record, from time.Duration) (time.Duration, bool) {
 }
 
 // TestKilledAndRestartedEmpty kills the server under traffic, keeps it down
-// for a second and restarts it empty (no keys, no cached script):
+// for a second and restarts it empty (no keys, no cached script), one take
+// per round trip and batched:
 //   - during the outage every decision fails open (degraded, admitted);
-//   - afterwards the script is reloaded through the NOSCRIPT fallback with
-//     no error reaching a caller, and the keys come back with TTLs;
+//   - afterwards the script is reloaded through the NOSCRIPT fallback
+//     (lone takes: EVAL; pipelined ones: the batcher's resend) with no
+//     error reaching a caller, and the keys come back with TTLs;
 //   - no goroutine and no connection is left behind.
 func TestKilledAndRestartedEmpty(t *testing.T) {
-	srv := redistest.Dedicated(t)
-	checker := srv.Client(t)
-	goroutinesBefore := runtime.NumGoroutine()
-	opts := srv.Options()
-	opts.ClientName = "rl-fault"
-	client := redisstore.NewClient(opts)
-	l := faultLimiter(t, safeStore(t, client), checker, []core.Limit{bigLimit}, core.WithBreaker(core.BreakerConfig{}))
-	ids := identities("client", 8)
-	warmUp(t, l, ids)
+	for _, mode := range []storeMode{oneByOne, batched} {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := redistest.Dedicated(t)
+			checker := srv.Client(t)
+			goroutinesBefore := runtime.NumGoroutine()
+			opts := srv.Options()
+			opts.ClientName = "rl-fault"
+			client := redisstore.NewClient(opts)
+			l := faultLimiter(t, mode.store(t, client), checker, []core.Limit{bigLimit}, core.WithBreaker(core.BreakerConfig{}))
+			ids := identities("client", 8)
+			warmUp(t, l, ids)
 
-	tr := startTraffic(l, ids, 1, pace)
-	tr.sleepUntil(healthyFor)
-	srv.Kill(t)
-	killedAt := tr.now()
-	tr.sleepUntil(killedAt + time.Second)
-	// The server may answer before Restart returns (it waits for its own
-	// PING): the outage ends when the restart begins.
-	restartAt := tr.now()
-	srv.Restart(t)
-	restartedAt := tr.now()
-	tr.sleepUntil(restartedAt + 2*time.Second)
-	recs := tr.Stop()
+			tr := startTraffic(l, ids, 1, pace)
+			tr.sleepUntil(healthyFor)
+			srv.Kill(t)
+			killedAt := tr.now()
+			tr.sleepUntil(killedAt + time.Second)
+			// The server may answer before Restart returns (it waits for its own
+			// PING): the outage ends when the restart begins.
+			restartAt := tr.now()
+			srv.Restart(t)
+			restartedAt := tr.now()
+			tr.sleepUntil(restartedAt + 2*time.Second)
+			recs := tr.Stop()
 
-	require.Empty(t, bugs(recs), "no error reached a caller, NOSCRIPT included")
-	outage := where(recs, func(r record) bool { return r.start >= killedAt && r.end() < restartAt })
-	require.NotEmpty(t, outage)
-	for _, r := range outage {
-		require.True(t, r.res.Degraded && r.res.Allowed, "fail open during the outage: %+v", r.res)
+			require.Empty(t, bugs(recs), "no error reached a caller, NOSCRIPT included")
+			outage := where(recs, func(r record) bool { return r.start >= killedAt && r.end() < restartAt })
+			require.NotEmpty(t, outage)
+			for _, r := range outage {
+				require.True(t, r.res.Degraded && r.res.Allowed, "fail open during the outage: %+v", r.res)
+			}
+			recovered, ok := firstOK(recs, restartedAt)
+			require.True(t, ok, "no decision came from Redis after the restart")
+			t.Logf("outage: %d decisions, all failed open; back to enforcing %s after the restart",
+				len(outage), (recovered - restartedAt).Round(time.Millisecond))
+			// The breaker probes every 500 ms; go-redis re-dials a pool that failed
+			// PoolSize dials only once a second (its dial probe): up to 1.5 s.
+			assert.LessOrEqual(t, recovered-restartedAt, 2*time.Second, "recovery after the restart")
+
+			ctx := context.Background()
+			errorstats, err := checker.Info(ctx, "errorstats").Result()
+			require.NoError(t, err)
+			assert.Contains(t, errorstats, "errorstat_NOSCRIPT", "the restarted server answered NOSCRIPT")
+			assert.Positive(t, commandCalls(t, checker)["eval"], "and got the script through EVAL")
+			keys := redistest.ScanKeys(t, checker, "*")
+			assert.Len(t, keys, len(ids), "one key per identity again")
+			assertKeysExpire(t, checker, "*")
+
+			maxConns := len(ids) + opts.MinIdleConns // 8 callers at once, plus the warm pool
+			if opts.MinIdleConns == 0 {
+				maxConns += runtime.GOMAXPROCS(0)
+			}
+			assertConnsTracked(t, client, checker, opts.ClientName, maxConns)
+
+			require.NoError(t, client.Close())
+			assertGoroutinesBack(t, goroutinesBefore)
+		})
 	}
-	recovered, ok := firstOK(recs, restartedAt)
-	require.True(t, ok, "no decision came from Redis after the restart")
-	t.Logf("outage: %d decisions, all failed open; back to enforcing %s after the restart",
-		len(outage), (recovered - restartedAt).Round(time.Millisecond))
-	// The breaker probes every 500 ms; go-redis re-dials a pool that failed
-	// PoolSize dials only once a second (its dial probe): up to 1.5 s.
-	assert.LessOrEqual(t, recovered-restartedAt, 2*time.Second, "recovery after the restart")
-
-	ctx := context.Background()
-	errorstats, err := checker.Info(ctx, "errorstats").Result()
-	require.NoError(t, err)
-	assert.Contains(t, errorstats, "errorstat_NOSCRIPT", "the restarted server answered NOSCRIPT")
-	assert.Positive(t, commandCalls(t, checker)["eval"], "and got the script through EVAL")
-	keys := redistest.ScanKeys(t, checker, "*")
-	assert.Len(t, keys, len(ids), "one key per identity again")
-	assertKeysExpire(t, checker, "*")
-
-	maxConns := len(ids) + opts.MinIdleConns // 8 callers at once, plus the warm pool
-	if opts.MinIdleConns == 0 {
-		maxConns += runtime.GOMAXPROCS(0)
-	}
-	assertConnsTracked(t, client, checker, opts.ClientName, maxConns)
-
-	require.NoError(t, client.Close())
-	assertGoroutinesBack(t, goroutinesBefore)
 }
 
 // assertConnsTracked checks the client holds at most maxConns connections
