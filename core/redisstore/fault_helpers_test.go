@@ -226,21 +226,22 @@ func faultLimiterTimeout(t *testing.T, timeout time.Duration, store core.Store, 
 
 // safeStore returns a store on client, which must have safe settings: New
 // would log otherwise, and the test fails. It sends one take per round
-// trip (WithoutBatching): the batched twins of the fault tests are in
-// batch_*_test.go.
+// trip (WithoutBatching); batchedSafeStore's batches (the default).
 func safeStore(t *testing.T, client redis.Scripter) *redisstore.Store {
 	t.Helper()
-	require.Empty(t, redisstore.CheckClient(client, budget), "the fault tests use safe clients")
-	s, err := redisstore.New(client, redisstore.WithoutBatching())
-	require.NoError(t, err)
-	return s
+	return safeStoreWith(t, client, redisstore.WithoutBatching())
 }
 
 // batchedSafeStore is safeStore with batching.
 func batchedSafeStore(t *testing.T, client redis.Scripter) *redisstore.Store {
 	t.Helper()
+	return safeStoreWith(t, client, redisstore.WithBatching())
+}
+
+func safeStoreWith(t *testing.T, client redis.Scripter, batching redisstore.Option) *redisstore.Store {
+	t.Helper()
 	require.Empty(t, redisstore.CheckClient(client, budget), "the fault tests use safe clients")
-	s, err := redisstore.New(client, redisstore.WithBatching())
+	s, err := redisstore.New(client, batching)
 	require.NoError(t, err)
 	return s
 }
