@@ -59,7 +59,7 @@ func (o *outcome) deny(retry int64) {
 // decision returns the [core.Decision] of limit l, with the after-charge
 // values when the whole take was admitted and the before-charge ones
 // otherwise.
-func (o *outcome) decision(l core.Limit, admitted bool) core.Decision {
+func (o *outcome) decision(l *core.Limit, admitted bool) core.Decision {
 	remaining, reset := o.remainingBefore, o.resetBefore
 	switch {
 	case admitted:
@@ -68,7 +68,7 @@ func (o *outcome) decision(l core.Limit, admitted bool) core.Decision {
 		remaining = floorTokens(o.left/o.interval, o.interval)
 	}
 	return core.Decision{
-		Limit:      l,
+		Limit:      *l,
 		Allowed:    o.allowed,
 		Reason:     o.reason,
 		Remaining:  max(0, remaining),

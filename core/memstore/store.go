@@ -129,11 +129,11 @@ func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, co
 
 	admitted := true
 	for i := range slots {
-		admitted = s.evaluate(&slots[i], keys[i], limits[i], now, cost) && admitted
+		admitted = s.evaluate(&slots[i], keys[i], &limits[i], now, cost) && admitted
 	}
 	if admitted && cost > 0 {
 		for i := range slots {
-			s.commit(slots, i, keys[i], limits[i], now, cost, lease)
+			s.commit(slots, i, keys[i], &limits[i], now, cost, lease)
 		}
 	} else {
 		s.dropStale(slots, keys)
@@ -141,7 +141,7 @@ func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, co
 	s.unlock(locked)
 
 	for i := range slots {
-		dst = append(dst, slots[i].out.decision(limits[i], admitted))
+		dst = append(dst, slots[i].out.decision(&limits[i], admitted))
 	}
 	return dst
 }
@@ -149,7 +149,7 @@ func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, co
 // evaluate fills sl with the outcome of limit l on key, writing nothing
 // (the sliding log prunes, which changes no decision). It reports whether
 // the limit admits the take.
-func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bool {
+func (s *Store) evaluate(sl *slot, key string, l *core.Limit, now, cost int64) bool {
 	sl.e = s.shards[sl.shard].entries[key]
 	sl.stale = sl.e != nil && sl.e.expired(now)
 	found := sl.e != nil && !sl.stale && sl.e.alg == l.Algorithm
@@ -180,7 +180,7 @@ func (s *Store) evaluate(sl *slot, key string, l core.Limit, now, cost int64) bo
 // expired entry is reused as it is, key and memory: a client whose state
 // ran out between two requests (a quota far from exhausted lives only
 // microseconds) costs no allocation.
-func (s *Store) commit(slots []slot, i int, key string, l core.Limit, now, cost int64, lease string) {
+func (s *Store) commit(slots []slot, i int, key string, l *core.Limit, now, cost int64, lease string) {
 	sl, alg := &slots[i], l.Algorithm
 	if sl.e == nil {
 		sl.e = s.shards[sl.shard].insert(key, now, slots)
@@ -294,7 +294,8 @@ func checkTake(ctx context.Context, keys []string, limits []core.Limit, cost int
 	if cost < 0 {
 		return fmt.Errorf("ratelimit: memstore: cost must not be negative, got %d", cost)
 	}
-	for _, l := range limits {
+	for i := range limits {
+		l := &limits[i] // a Limit is 64 bytes: not copied per check
 		if l.Rate <= 0 || l.Burst < 0 || l.Period < time.Microsecond || l.Algorithm > core.Concurrency ||
 			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit.Period() == 0) {
 			return l.Validate() // names the limit and the field
