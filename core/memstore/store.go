@@ -140,7 +140,7 @@ func (s *Store) take(dst []core.Decision, keys []string, limits []core.Limit, co
 	s.unlock(locked)
 
 	for i := range slots {
-		dst = append(dst, slots[i].out.decision(&limits[i], admitted))
+		dst = slots[i].out.appendDecision(dst, &limits[i], admitted)
 	}
 	return dst
 }
@@ -161,7 +161,7 @@ func (s *Store) takeOne(dst []core.Decision, key string, l *core.Limit, cost int
 		delete(sh.entries, key) // as dropStale
 	}
 	sh.mu.Unlock()
-	return append(dst, sl.out.decision(l, admitted))
+	return sl.out.appendDecision(dst, l, admitted)
 }
 
 // evaluate fills sl with the outcome of limit l on key, writing nothing
