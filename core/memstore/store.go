@@ -107,7 +107,7 @@ func (s *Store) takeChecked(ctx context.Context, dst []core.Decision, keys []str
 		return dst, err
 	}
 	// The slots live on the stack. A one-limit take, the common case, has
-	// its own path with one slot: zeroing eight slots (about 900 bytes) on
+	// its own path with one slot: zeroing eight slots (over a kilobyte) on
 	// every take is a measurable part of its cost.
 	switch {
 	case len(keys) == 1:
