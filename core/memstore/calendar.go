@@ -19,7 +19,7 @@ import (
 // windows, which remembers the last one), never from the state: a limit
 // renamed onto another unit or zone must see its own windows, as it does
 // on Redis, where the app passes the boundaries with each take.
-func evalCalendar(o *outcome, st *state, found bool, l core.Limit, now, cost int64, windows *calendarWindows) {
+func evalCalendar(o *outcome, st *state, found bool, l *core.Limit, now, cost int64, windows *calendarWindows) {
 	r := l.Rate
 	at := now // the key's time: never before the stored window
 	if found {

@@ -41,7 +41,7 @@ func (ls leaseSet) prune(now int64) (n, oldest, newest int64) {
 // leases, which changes no decision, and writes nothing else; an admitted
 // take then adds its lease with [leaseSet.add] in commit. Any cost above
 // zero takes one lease, so it is never CostTooHigh.
-func evalLeases(o *outcome, ls leaseSet, l core.Limit, now, cost int64) {
+func evalLeases(o *outcome, ls leaseSet, l *core.Limit, now, cost int64) {
 	var n, oldest, newest int64
 	if ls != nil {
 		n, oldest, newest = ls.prune(now)

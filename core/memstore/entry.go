@@ -40,7 +40,7 @@ func (e *entry) expired(now int64) bool {
 // the store. It fills o and, if l admits the take, sets st to the state to
 // write. SlidingLog is handled by [evalLog]; a CalendarWindow's windows
 // come from windows.
-func evalState(o *outcome, st *state, found bool, l core.Limit, now, cost int64, windows *calendarWindows) {
+func evalState(o *outcome, st *state, found bool, l *core.Limit, now, cost int64, windows *calendarWindows) {
 	switch l.Algorithm {
 	case core.TokenBucket:
 		evalTokenBucket(o, st, found, l, now, cost)

@@ -12,7 +12,7 @@ import (
 // math.floor(now / P) does. A reading before the stored window is taken as
 // its start (the old window never reopens); the end of the window is
 // measured from the reading.
-func evalFixedWindow(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
+func evalFixedWindow(o *outcome, st *state, found bool, l *core.Limit, now, cost int64) {
 	p, r := periodMicros(l.Period), l.Rate
 	at := now // the key's time: never before the stored window
 	if found {

@@ -12,7 +12,7 @@ import "github.com/ratelimitkit/ratelimit/core"
 // inline instead of called.
 
 // evalGCRA evaluates GCRA; st.x is the theoretical arrival time (tat).
-func evalGCRA(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
+func evalGCRA(o *outcome, st *state, found bool, l *core.Limit, now, cost int64) {
 	t := float64(periodMicros(l.Period)) / float64(l.Rate)
 	bt := float64(float64(l.Capacity()) * t)
 	n := float64(now)

@@ -82,11 +82,22 @@ func hashTag(key string) string {
 
 // tagBounds returns where the hash tag of key starts and ends (key[start:end],
 // key[end] being the closing '}'), or 0 and len(key) when key has no tag.
+// It is a plain loop: the tag of a key of ours starts a few bytes in, and
+// two calls of strings.IndexByte cost more than the bytes they skip.
 func tagBounds(key string) (start, end int) {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			return i + 1, i + 1 + j
+	for i := 0; i < len(key); i++ {
+		if key[i] != '{' {
+			continue
 		}
+		for j := i + 1; j < len(key); j++ {
+			if key[j] == '}' {
+				if j == i+1 { // "{}": no tag
+					break
+				}
+				return i + 1, j
+			}
+		}
+		break
 	}
 	return 0, len(key)
 }

@@ -9,7 +9,7 @@ import "github.com/ratelimitkit/ratelimit/core"
 // units that left the window (at − P, at], which changes no decision, and
 // writes nothing else; an admitted take then adds cost units at the log's
 // time with [timeLog.add].
-func evalLog(o *outcome, lg *timeLog, l core.Limit, now, cost int64) {
+func evalLog(o *outcome, lg *timeLog, l *core.Limit, now, cost int64) {
 	p, r := periodMicros(l.Period), l.Rate
 	at := now
 	var n int64

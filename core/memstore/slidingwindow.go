@@ -12,7 +12,7 @@ import (
 // 2⁵³ at the largest rates and periods, and must round the same way. A
 // reading before the stored window is taken as its start, and the
 // durations are then measured from the reading.
-func evalSlidingWindow(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
+func evalSlidingWindow(o *outcome, st *state, found bool, l *core.Limit, now, cost int64) {
 	at := now // the key's time: never before the stored window
 	if found {
 		at = max(now, st.w*periodMicros(l.Period))

@@ -6,7 +6,7 @@ import "github.com/ratelimitkit/ratelimit/core"
 // Unlike the max(0, tokens − c) of docs/algorithms.md, an admitted take
 // keeps a debt below 0.5/T tokens (see below). A reading before ts is
 // taken as ts, and the durations are then measured from the reading.
-func evalTokenBucket(o *outcome, st *state, found bool, l core.Limit, now, cost int64) {
+func evalTokenBucket(o *outcome, st *state, found bool, l *core.Limit, now, cost int64) {
 	t := float64(periodMicros(l.Period)) / float64(l.Rate)
 	b := float64(l.Capacity())
 	at := now // the key's time: never before ts
