@@ -146,7 +146,7 @@ func (o Outcome) Status() int {
 // route must be the template the framework matched, never the raw path,
 // which lets a client mint a fresh quota per URL; it is used only with
 // [HTTPRouteScope].
-func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string) Outcome {
+func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string) (o Outcome) {
 	if m.skip != nil && m.skip(r) {
 		return Outcome{Skipped: true}
 	}
@@ -175,12 +175,12 @@ func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string
 	if m.cost != nil {
 		req.Cost = m.cost(r)
 	}
-	var res Result
-	var later Request // what to charge after the handler: nothing (Cost 0) unless HTTPChargeIf
+	// The limiter decides into o.Result, the result itself: a Result is a
+	// few hundred bytes, not worth copying on every request.
 	if m.chargeIf == nil {
-		res, err = m.limiter.Take(r.Context(), req)
+		err = m.limiter.takeInto(r.Context(), &req, &o.Result)
 	} else {
-		res, later, err = m.check(r.Context(), req)
+		o.charge, err = m.check(r.Context(), req, &o.Result) // what to charge after the handler
 	}
 	if err != nil {
 		return Outcome{Err: err}
@@ -189,8 +189,8 @@ func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string
 	if m.formats&HeadersXRateLimit != 0 {
 		now = m.now()
 	}
-	SetHeaders(w.Header(), res, m.formats, now)
-	return Outcome{Result: res, charge: later}
+	setHeaders(w.Header(), &o.Result, m.formats, now)
+	return o
 }
 
 // Deny writes the response to a request Decide did not allow: the
