@@ -202,13 +202,18 @@ func MustNewLimiter(store Store, opts ...Option) *Limiter {
 }
 
 // Allow is shorthand for AllowN(ctx, identity, 1).
-func (l *Limiter) Allow(ctx context.Context, identity string) (Result, error) {
-	return l.AllowN(ctx, identity, 1)
+func (l *Limiter) Allow(ctx context.Context, identity string) (res Result, err error) {
+	// Allow, AllowN and Take each decide into their own result: inlined
+	// into one another, the inner one's result would be a local, copied
+	// into the outer one's.
+	err = l.takeInto(ctx, &Request{Identity: identity, Cost: 1}, &res)
+	return res, err
 }
 
 // AllowN is shorthand for Take(ctx, Request{Identity: identity, Cost: n}).
-func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (Result, error) {
-	return l.Take(ctx, Request{Identity: identity, Cost: n})
+func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (res Result, err error) {
+	err = l.takeInto(ctx, &Request{Identity: identity, Cost: n}, &res)
+	return res, err
 }
 
 // Take charges req.Cost to every limit of the client's tier, atomically.
@@ -230,8 +235,7 @@ func (l *Limiter) Take(ctx context.Context, req Request) (res Result, err error)
 	// res, the result itself, is filled in place by every step, which get
 	// req by pointer too: a Result is a few hundred bytes, and copying it
 	// (or a Request) through each of them costs more than the memory
-	// store's arithmetic. Take itself is small enough to be inlined into
-	// its callers (Allow), which saves one more copy.
+	// store's arithmetic.
 	err = l.takeInto(ctx, &req, &res)
 	return res, err
 }
@@ -245,7 +249,10 @@ func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error
 	if err := ctx.Err(); err != nil {
 		return callerGone(err)
 	}
-	p, tierErr := l.plan(ctx, req)
+	p, tierErr := l.def, error(nil)
+	if req.Tier != "" || l.tiers != nil { // else the default tier, without a call
+		p, tierErr = l.plan(ctx, req)
+	}
 	if err := l.take(ctx, req, p, res); err != nil {
 		*res = Result{} // whatever a step left there is no decision
 		return err
