@@ -114,7 +114,7 @@ type Result struct {
 	limits []Limit                 // one per decision; a Limiter's are its tier's, shared
 	inline [inlineVerdicts]verdict // the verdicts, when there are at most inlineVerdicts
 	spill  []verdict               // else all of them
-	policy []string                // the tier's RateLimit-Policy field, set by the Limiter
+	fields *headerFields           // the tier's formatted field parts, set by the Limiter; nil: format them
 }
 
 // inlineVerdicts is how many decisions a [Result] holds without
@@ -172,7 +172,10 @@ func (r Result) Len() int { return len(r.limits) }
 
 // Decision returns the decision of the i-th limit of the tier. Like a slice
 // index, it panics if i is not in [0, Len()).
-func (r Result) Decision(i int) Decision {
+func (r Result) Decision(i int) Decision { return r.decision(i) }
+
+// decision is [Result.Decision], without copying r.
+func (r *Result) decision(i int) Decision {
 	v := r.verdict(i)
 	return Decision{Limit: r.limits[i], Allowed: v.allowed, Reason: v.reason,
 		Remaining: v.remaining, ResetAfter: v.resetAfter, RetryAfter: v.retryAfter}
@@ -201,17 +204,26 @@ func (r *Result) verdict(i int) *verdict {
 // with the longest RetryAfter; when all admit, the one with the fewest
 // Remaining (ties go to the longest ResetAfter). Binding of a Result with
 // no decisions is the zero Decision.
-func (r Result) Binding() Decision {
+func (r Result) Binding() Decision { return r.binding() }
+
+// binding is [Result.Binding], without copying r.
+func (r *Result) binding() Decision {
 	if r.Len() == 0 {
 		return Decision{}
 	}
+	return r.decision(r.bindingIndex())
+}
+
+// bindingIndex returns the index of the binding decision of r, which has
+// at least one.
+func (r *Result) bindingIndex() int {
 	best := 0
 	for i := 1; i < r.Len(); i++ {
 		if moreBinding(r.verdict(i), r.verdict(best)) {
 			best = i
 		}
 	}
-	return r.Decision(best)
+	return best
 }
 
 // moreBinding reports whether a is more restrictive than b.

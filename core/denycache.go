@@ -146,7 +146,7 @@ func (c *denyCache) release(k denyKey, probe chan struct{}, exhausted bool) {
 // admits the next request at once, so its RetryAfter is an estimate, and a
 // cached denial would block a client whose requests already ended.
 func (c *denyCache) put(k denyKey, cost int64, res *Result, now time.Time) {
-	b := res.Binding()
+	b := res.binding()
 	if b.Reason != Exhausted || b.RetryAfter <= 0 || res.inFlightDenied() {
 		return
 	}

@@ -92,13 +92,19 @@ func (f HeaderFormat) String() string {
 // configured policy) and Retry-After are written. Existing values of these
 // fields are replaced; a Result without decisions sets nothing.
 func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
+	setHeaders(h, &res, f, now)
+}
+
+// setHeaders is [SetHeaders], without copying res.
+func setHeaders(h http.Header, res *Result, f HeaderFormat, now time.Time) {
 	if res.Len() == 0 {
 		return
 	}
 	if f&HeadersIETF != 0 {
 		setPolicy(h, res)
 	}
-	b := res.Binding()
+	i := res.bindingIndex()
+	b := res.decision(i)
 	if retry, ok := retryAfter(res, b); ok {
 		h.Set(HeaderRetryAfter, strconv.FormatInt(retry, 10)) // canonical already
 	}
@@ -107,7 +113,7 @@ func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
 	}
 	reset := resetDelay(b)
 	if f&HeadersIETF != 0 {
-		setRateLimit(h, b, moreQuotaDelay(b))
+		setRateLimit(h, res.fields.rateLimitStart(i), b, moreQuotaDelay(b))
 	}
 	if f&HeadersLegacy != 0 {
 		h.Set(canonRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
@@ -121,31 +127,51 @@ func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
 	}
 }
 
+// headerFields are the parts of the rate-limit fields of a tier that
+// depend only on its limits, formatted once when a [Limiter] is built and
+// shared by every Result of the tier (and so by every response): a
+// Result that has none, from [NewResult], gets them formatted per call.
+type headerFields struct {
+	policy []string // the RateLimit-Policy field, a value slice of length and capacity 1
+	starts []string // per limit, the start of its RateLimit value: `"name";r=`
+}
+
+// newHeaderFields formats the header fields of limits.
+func newHeaderFields(limits []Limit) *headerFields {
+	ds := make([]Decision, len(limits))
+	f := &headerFields{starts: make([]string, len(limits))}
+	for i, l := range limits {
+		ds[i].Limit = l
+		f.starts[i] = string(appendRateLimitStart(nil, l))
+	}
+	f.policy = []string{formatPolicy(ds)}
+	return f
+}
+
+// rateLimitStart returns the start of the RateLimit value of the i-th
+// limit, or "" when f is nil.
+func (f *headerFields) rateLimitStart(i int) string {
+	if f == nil {
+		return ""
+	}
+	return f.starts[i]
+}
+
 // setPolicy sets RateLimit-Policy. A Result of a [Limiter] carries its
 // tier's value, formatted once when the limiter was built; the slice is
 // shared by every response, with no room to append into.
-func setPolicy(h http.Header, res Result) {
-	if res.policy != nil {
-		h[canonRateLimitPolicy] = res.policy
+func setPolicy(h http.Header, res *Result) {
+	if res.fields != nil {
+		h[canonRateLimitPolicy] = res.fields.policy
 		return
 	}
 	h.Set(canonRateLimitPolicy, formatPolicy(res.Decisions()))
 }
 
-// policyField returns the RateLimit-Policy value of limits as a header
-// value slice of length and capacity 1.
-func policyField(limits []Limit) []string {
-	ds := make([]Decision, len(limits))
-	for i, l := range limits {
-		ds[i].Limit = l
-	}
-	return []string{formatPolicy(ds)}
-}
-
 // retryAfter returns the Retry-After seconds of a denial that waiting
 // cures: the binding RetryAfter rounded up, at least 1. A request admitted,
 // or denied because its cost exceeds a limit's capacity, has none.
-func retryAfter(res Result, b Decision) (int64, bool) {
+func retryAfter(res *Result, b Decision) (int64, bool) {
 	if res.Allowed || (!unknownQuota(res) && b.Reason == CostTooHigh) {
 		return 0, false
 	}
@@ -215,6 +241,6 @@ func epochCeil(t time.Time) int64 {
 
 // unknownQuota reports whether res says nothing true about the quota: a
 // degraded result the failure mode made up (not one of the fallback store).
-func unknownQuota(res Result) bool {
+func unknownQuota(res *Result) bool {
 	return res.Degraded && !res.Fallback
 }

@@ -92,7 +92,7 @@ func newLeaseID() string {
 // newLease returns the lease of take t under plan p, held in the
 // limiter's store, or in its fallback. Its keys are built anew: those of t
 // may live only for the call ([NonBlocking]).
-func (l *Limiter) newLease(p *plan, t takeCall, fallback bool) *Lease {
+func (l *Limiter) newLease(p *plan, t *takeCall, fallback bool) *Lease {
 	store, limits := l.store, p.limits
 	if fallback {
 		store, limits = l.fallback, p.shares
@@ -171,7 +171,7 @@ func (l *Limiter) Renew(ctx context.Context, res Result) error {
 // all the same (a reply lost to a timeout or to a caller that gave up),
 // so that it does not hold a place until its TTL. Errors are ignored: the
 // store is already failing, and the lease expires anyway.
-func (l *Limiter) forget(ctx context.Context, p *plan, t takeCall) {
+func (l *Limiter) forget(ctx context.Context, p *plan, t *takeCall) {
 	ls := l.newLease(p, t, false)
 	ctx, cancel := l.leaseContext(context.WithoutCancel(ctx), ls)
 	defer cancel()

@@ -202,13 +202,18 @@ func MustNewLimiter(store Store, opts ...Option) *Limiter {
 }
 
 // Allow is shorthand for AllowN(ctx, identity, 1).
-func (l *Limiter) Allow(ctx context.Context, identity string) (Result, error) {
-	return l.AllowN(ctx, identity, 1)
+func (l *Limiter) Allow(ctx context.Context, identity string) (res Result, err error) {
+	// Allow, AllowN and Take each decide into their own result: inlined
+	// into one another, the inner one's result would be a local, copied
+	// into the outer one's.
+	err = l.takeInto(ctx, &Request{Identity: identity, Cost: 1}, &res)
+	return res, err
 }
 
 // AllowN is shorthand for Take(ctx, Request{Identity: identity, Cost: n}).
-func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (Result, error) {
-	return l.Take(ctx, Request{Identity: identity, Cost: n})
+func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (res Result, err error) {
+	err = l.takeInto(ctx, &Request{Identity: identity, Cost: n}, &res)
+	return res, err
 }
 
 // Take charges req.Cost to every limit of the client's tier, atomically.
@@ -226,26 +231,28 @@ func (l *Limiter) AllowN(ctx context.Context, identity string, n int64) (Result,
 // that is done (the caller gave up: its error, wrapped, never a degraded
 // admission), or a store error that means a bug (not
 // [ErrStoreUnavailable]), which must be seen, not silently failed open.
-func (l *Limiter) Take(ctx context.Context, req Request) (Result, error) {
-	// res is filled in place by every step: a Result is a few hundred
-	// bytes, and returning it by value through each of them costs more than
-	// the memory store's arithmetic. Take itself is small enough to be
-	// inlined into its callers (Allow), which saves one more copy.
-	var res Result
-	err := l.takeInto(ctx, req, &res)
+func (l *Limiter) Take(ctx context.Context, req Request) (res Result, err error) {
+	// res, the result itself, is filled in place by every step, which get
+	// req by pointer too: a Result is a few hundred bytes, and copying it
+	// (or a Request) through each of them costs more than the memory
+	// store's arithmetic.
+	err = l.takeInto(ctx, &req, &res)
 	return res, err
 }
 
 // takeInto is [Limiter.Take], deciding into res, which is zero and stays
 // zero when it returns an error.
-func (l *Limiter) takeInto(ctx context.Context, req Request, res *Result) error {
+func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error {
 	if req.Cost < 0 {
 		return ErrInvalidCost
 	}
 	if err := ctx.Err(); err != nil {
 		return callerGone(err)
 	}
-	p, tierErr := l.plan(ctx, req)
+	p, tierErr := l.def, error(nil)
+	if req.Tier != "" || l.tiers != nil { // else the default tier, without a call
+		p, tierErr = l.plan(ctx, req)
+	}
 	if err := l.take(ctx, req, p, res); err != nil {
 		*res = Result{} // whatever a step left there is no decision
 		return err
@@ -257,16 +264,21 @@ func (l *Limiter) takeInto(ctx context.Context, req Request, res *Result) error 
 // decided completes res, the store's decision of req under p, with what
 // the limiter adds (the tier, the policy field, shadow mode) and tells the
 // observers.
-func (l *Limiter) decided(ctx context.Context, req Request, p *plan, tierErr error, res *Result) {
-	res.Tier, res.TierErr, res.policy = p.name, tierErr, p.policyOf(*res)
+func (l *Limiter) decided(ctx context.Context, req *Request, p *plan, tierErr error, res *Result) {
+	res.Tier, res.TierErr, res.fields = p.name, tierErr, p.fieldsOf(res)
 	if l.shadow && !res.Allowed && !res.Degraded {
 		res.Allowed, res.Shadowed = true, true
 	}
-	req.TierKey = "" // a raw secret, maybe: observers never see it
 	if !l.quiet || res.Degraded {
-		for _, o := range l.observers {
-			o.Decided(ctx, req, *res)
-		}
+		l.observe(ctx, *req, res)
+	}
+}
+
+// observe tells the observers about res, the decision of req.
+func (l *Limiter) observe(ctx context.Context, req Request, res *Result) {
+	req.TierKey = "" // a raw secret, maybe: observers never see it
+	for _, o := range l.observers {
+		o.Decided(ctx, req, *res)
 	}
 }
 
@@ -280,7 +292,7 @@ func callerGone(err error) error {
 // it holds at most [MaxIdentityLen] bytes of any identity. A cost no limit
 // can ever admit bypasses it: the store answers [CostTooHigh], which
 // waiting cannot change.
-func (l *Limiter) take(ctx context.Context, req Request, p *plan, res *Result) error {
+func (l *Limiter) take(ctx context.Context, req *Request, p *plan, res *Result) error {
 	id := SafeIdentity(req.Identity)
 	if l.denied == nil || req.Cost == 0 || req.Cost > p.fits {
 		return l.takeStore(ctx, id, req.Cost, p, res)
@@ -303,7 +315,7 @@ func (l *Limiter) take(ctx context.Context, req Request, p *plan, res *Result) e
 		l.denied.put(dk, req.Cost, res, l.now())
 	}
 	if probe != nil {
-		l.denied.release(dk, probe, err == nil && !res.Degraded && res.Allowed && res.Binding().Remaining == 0)
+		l.denied.release(dk, probe, err == nil && !res.Degraded && res.Allowed && res.binding().Remaining == 0)
 	}
 	return err
 }
@@ -326,7 +338,7 @@ func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan,
 	} else {
 		t.keys = p.keys(make([]string, 0, len(p.limits)), l.head, id)
 	}
-	err := l.decide(ctx, sc, t, p, res)
+	err := l.decide(ctx, sc, &t, p, res)
 	scratches.Put(sc)
 	return err
 }
@@ -341,7 +353,7 @@ type takeCall struct {
 }
 
 // decide takes t with the store and turns its answer into res.
-func (l *Limiter) decide(ctx context.Context, sc *scratch, t takeCall, p *plan, res *Result) error {
+func (l *Limiter) decide(ctx context.Context, sc *scratch, t *takeCall, p *plan, res *Result) error {
 	var ds []Decision
 	var err error
 	if l.local && l.breakers == nil && t.lease == "" { // nothing to guard: call it here, one frame less
@@ -378,7 +390,7 @@ func (l *Limiter) decide(ctx context.Context, sc *scratch, t takeCall, p *plan, 
 // call runs one call of the store under the timeout and the breaker of the
 // keys' shard, appending the decisions to dst. Errors that mean the store
 // is unavailable come back wrapping [ErrStoreUnavailable].
-func (l *Limiter) call(ctx context.Context, dst []Decision, t takeCall, limits []Limit) ([]Decision, error) {
+func (l *Limiter) call(ctx context.Context, dst []Decision, t *takeCall, limits []Limit) ([]Decision, error) {
 	s := l.store
 	var b *breaker
 	if l.breakers != nil {
@@ -415,7 +427,7 @@ func (l *Limiter) breakerOf(key string) *breaker {
 
 // storeTake is one Take of s appending to dst, with the lease of t when it
 // has one (the limiter checked that s is then a [Leaser]).
-func storeTake(ctx context.Context, s Store, dst []Decision, t takeCall, limits []Limit) ([]Decision, error) {
+func storeTake(ctx context.Context, s Store, dst []Decision, t *takeCall, limits []Limit) ([]Decision, error) {
 	if t.lease != "" {
 		return s.(Leaser).TakeLease(ctx, dst, t.keys, limits, t.cost, t.lease)
 	}
@@ -444,7 +456,7 @@ func (l *Limiter) BreakerState() BreakerState {
 // plan picks the tier of req: the named one, else the resolver's for its
 // TierKey (or Identity), else the default. The error says why a named or
 // resolved tier was not used.
-func (l *Limiter) plan(ctx context.Context, req Request) (*plan, error) {
+func (l *Limiter) plan(ctx context.Context, req *Request) (*plan, error) {
 	name := req.Tier
 	if name == "" && l.tiers != nil {
 		lookup := req.TierKey
@@ -467,7 +479,7 @@ func (l *Limiter) plan(ctx context.Context, req Request) (*plan, error) {
 
 // degraded decides into res without the primary store, by the failure
 // mode.
-func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, t takeCall, cause error, res *Result) {
+func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, t *takeCall, cause error, res *Result) {
 	if l.failure == FailLocal {
 		ds, err := storeTake(ctx, l.fallback, sc.ds[:0], t, p.shares)
 		sc.ds = ds[:0]

@@ -120,7 +120,10 @@ type Outcome struct {
 
 // Allowed reports whether the request goes on to the next handler: it was
 // skipped or admitted (also when admitted degraded, failing open).
-func (o Outcome) Allowed() bool {
+func (o Outcome) Allowed() bool { return o.allowed() }
+
+// allowed is [Outcome.Allowed], without copying o.
+func (o *Outcome) allowed() bool {
 	return o.Err == nil && (o.Skipped || o.Result.Allowed)
 }
 
@@ -146,16 +149,25 @@ func (o Outcome) Status() int {
 // route must be the template the framework matched, never the raw path,
 // which lets a client mint a fresh quota per URL; it is used only with
 // [HTTPRouteScope].
-func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string) Outcome {
+func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string) (o Outcome) {
+	m.decide(w, r, route, &o)
+	return o
+}
+
+// decide is [Middleware.Decide], into o, which is zero: an Outcome is a
+// few hundred bytes, not worth copying on every request.
+func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string, o *Outcome) {
 	if m.skip != nil && m.skip(r) {
-		return Outcome{Skipped: true}
+		o.Skipped = true
+		return
 	}
 	if m.hint != nil {
 		m.hint.Observe(r)
 	}
 	id, err := m.key(r)
 	if err != nil {
-		return Outcome{Err: fmt.Errorf("ratelimit: key: %w", err)}
+		o.Err = fmt.Errorf("ratelimit: key: %w", err)
+		return
 	}
 	if m.routeScope {
 		id = Identity(route, id)
@@ -166,7 +178,8 @@ func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string
 	}
 	if m.tierKey != nil && req.Tier == "" {
 		if req.TierKey, err = m.tierKey(r); err != nil {
-			return Outcome{Err: fmt.Errorf("ratelimit: tier key: %w", err)}
+			o.Err = fmt.Errorf("ratelimit: tier key: %w", err)
+			return
 		}
 		if req.TierKey == "" {
 			req.Tier = m.limiter.def.name // no key, no plan to look up
@@ -175,22 +188,20 @@ func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string
 	if m.cost != nil {
 		req.Cost = m.cost(r)
 	}
-	var res Result
-	var later Request // what to charge after the handler: nothing (Cost 0) unless HTTPChargeIf
 	if m.chargeIf == nil {
-		res, err = m.limiter.Take(r.Context(), req)
+		err = m.limiter.takeInto(r.Context(), &req, &o.Result)
 	} else {
-		res, later, err = m.check(r.Context(), req)
+		o.charge, err = m.check(r.Context(), req, &o.Result) // what to charge after the handler
 	}
 	if err != nil {
-		return Outcome{Err: err}
+		*o = Outcome{Err: err}
+		return
 	}
 	var now time.Time // only the epoch X-RateLimit-Reset reads it: a clock read is ~25-40 ns
 	if m.formats&HeadersXRateLimit != 0 {
 		now = m.now()
 	}
-	SetHeaders(w.Header(), res, m.formats, now)
-	return Outcome{Result: res, charge: later}
+	setHeaders(w.Header(), &o.Result, m.formats, now)
 }
 
 // Deny writes the response to a request Decide did not allow: the
@@ -228,9 +239,10 @@ func (m *Middleware) Custom(o Outcome) bool {
 // is.
 func (m *Middleware) Handler(next http.Handler, route func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o := m.Decide(w, r, route(r))
+		var o Outcome
+		m.decide(w, r, route(r), &o)
 		switch {
-		case !o.Allowed():
+		case !o.allowed():
 			m.Deny(w, r, o)
 		case m.after == nil:
 			next.ServeHTTP(w, r)

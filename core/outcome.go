@@ -96,17 +96,17 @@ func (m *Middleware) checkCharge() error {
 	return nil
 }
 
-// check decides req before its handler for [HTTPChargeIf]: the Result of
-// its check, and the request to charge after the handler (Cost 0 when
-// there is nothing to charge: a peek, or a request the check charged).
-func (m *Middleware) check(ctx context.Context, req Request) (Result, Request, error) {
-	var res Result
-	charged, err := m.limiter.check(ctx, req, &res)
+// check decides req before its handler for [HTTPChargeIf] into res, the
+// Result of its check, and returns the request to charge after the
+// handler (Cost 0 when there is nothing to charge: a peek, or a request
+// the check charged).
+func (m *Middleware) check(ctx context.Context, req Request, res *Result) (Request, error) {
+	charged, err := m.limiter.check(ctx, req, res)
 	if err != nil || charged || !res.Allowed {
 		req.Cost = 0
 	}
 	req.Tier, req.TierKey = res.Tier, "" // the tier the check applied: no second lookup
-	return res, req, err
+	return req, err
 }
 
 // chargeAfter is the step after the handler of [HTTPChargeIf].
@@ -137,17 +137,17 @@ func (m *Middleware) chargeAfter(r *http.Request, o Outcome, status int) {
 // decision.
 func (l *Limiter) check(ctx context.Context, req Request, res *Result) (charged bool, err error) {
 	if req.Cost <= 0 {
-		return false, l.takeInto(ctx, req, res) // a peek, or ErrInvalidCost
+		return false, l.takeInto(ctx, &req, res) // a peek, or ErrInvalidCost
 	}
 	if err := ctx.Err(); err != nil {
 		return false, callerGone(err)
 	}
-	p, tierErr := l.plan(ctx, req)
+	p, tierErr := l.plan(ctx, &req)
 	if charged, err = l.checkTake(ctx, req, p, res); err != nil {
 		*res = Result{}
 		return false, err
 	}
-	l.decided(ctx, req, p, tierErr, res)
+	l.decided(ctx, &req, p, tierErr, res)
 	return charged, nil
 }
 
@@ -167,7 +167,7 @@ func (l *Limiter) checkTake(ctx context.Context, req Request, p *plan, res *Resu
 		return false, nil
 	}
 	*res = Result{}
-	if err := l.take(ctx, req, p, res); err != nil {
+	if err := l.take(ctx, &req, p, res); err != nil {
 		return false, err
 	}
 	return res.Allowed && (!res.Degraded || res.Fallback), nil
@@ -186,8 +186,8 @@ func fits(res *Result, cost int64) bool {
 // charge takes req after its handler ([HTTPChargeIf]) into res: a take
 // like [Limiter.Take], deny cache included, that no observer sees.
 func (l *Limiter) charge(ctx context.Context, req Request, res *Result) error {
-	p, _ := l.plan(ctx, req)
-	if err := l.take(ctx, req, p, res); err != nil {
+	p, _ := l.plan(ctx, &req)
+	if err := l.take(ctx, &req, p, res); err != nil {
 		*res = Result{}
 		return err
 	}

@@ -10,11 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The RateLimit-Policy value a limiter formats once per tier is the one
-// SetHeaders would format from the Result's decisions, for the store's
-// decisions and for the fallback's (whose limits are shares of the tier's).
+// The RateLimit-Policy value and the start of the RateLimit value a
+// limiter formats once per tier are the ones SetHeaders would format from
+// the Result's decisions, for the store's decisions and for the
+// fallback's (whose limits are shares of the tier's).
 func TestPrecomputedPolicyMatchesTheDecisions(t *testing.T) {
-	limits := []Limit{PerSecond(10).WithName("s"), PerDay(10_000).WithName("d")}
+	limits := []Limit{PerDay(10_000).WithName("d"), PerSecond(10).WithName("s")} // "s", the second, binds
 	tests := []struct {
 		name    string
 		store   Store
@@ -28,10 +29,16 @@ func TestPrecomputedPolicyMatchesTheDecisions(t *testing.T) {
 			l := MustNewLimiter(tt.store, append([]Option{WithLimits(limits...)}, tt.options...)...)
 			res, err := l.Allow(context.Background(), "a")
 			require.NoError(t, err)
-			require.NotNil(t, res.policy)
+			require.NotNil(t, res.fields)
 			h := make(http.Header)
 			SetHeaders(h, res, HeadersIETF, time.Now())
 			assert.Equal(t, formatPolicy(res.Decisions()), h.Get(HeaderRateLimitPolicy))
+			b := res.Binding()
+			require.Equal(t, "s", b.Limit.Name)
+			assert.Equal(t, formatRateLimit(b, moreQuotaDelay(b)), h.Get(HeaderRateLimit))
+			hand := make(http.Header)
+			SetHeaders(hand, NewResult(res.Decisions()...), HeadersIETF, time.Now())
+			assert.Equal(t, hand, h, "the fields of a hand-made Result of the same decisions")
 		})
 	}
 }

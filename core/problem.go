@@ -56,7 +56,7 @@ type Problem struct {
 //   - 429 Too Many Requests otherwise.
 func DenyStatus(res Result) int {
 	switch {
-	case unknownQuota(res):
+	case unknownQuota(&res):
 		return http.StatusServiceUnavailable
 	case res.Binding().Reason == CostTooHigh:
 		return http.StatusRequestEntityTooLarge
@@ -70,7 +70,7 @@ func DenyStatus(res Result) int {
 func ProblemFor(res Result) Problem {
 	status := DenyStatus(res)
 	b := res.Binding()
-	retry, _ := retryAfter(res, b)
+	retry, _ := retryAfter(&res, b)
 	switch status {
 	case http.StatusServiceUnavailable:
 		return Problem{Type: ProblemTemporaryReducedCapacity, Title: titleReducedCapacity, Status: status,

@@ -45,8 +45,18 @@ func formatRateLimit(d Decision, reset time.Duration) string {
 }
 
 func appendRateLimit(b []byte, d Decision, reset time.Duration) []byte {
-	b = appendSFString(b, d.Limit.EffectiveName())
-	b = appendSFParam(b, "r", d.Remaining)
+	return appendRateLimitEnd(appendRateLimitStart(b, d.Limit), d, reset)
+}
+
+// appendRateLimitStart appends the part of a RateLimit value that depends
+// only on the limit: `"name";r=`.
+func appendRateLimitStart(b []byte, l Limit) []byte {
+	return append(appendSFString(b, l.EffectiveName()), ";r="...)
+}
+
+// appendRateLimitEnd appends the rest: <Remaining>;t=<reset>.
+func appendRateLimitEnd(b []byte, d Decision, reset time.Duration) []byte {
+	b = appendSFInteger(b, d.Remaining)
 	return appendSFParam(b, "t", ceilSeconds(reset))
 }
 
@@ -60,10 +70,18 @@ type rateLimitField struct {
 	buf [2 + maxNameLen + len(";r=;t=") + 2*15]byte
 }
 
-// setRateLimit sets the RateLimit field of h to the value of d.
-func setRateLimit(h map[string][]string, d Decision, reset time.Duration) {
+// setRateLimit sets the RateLimit field of h to the value of d. start is
+// the value's start for d's limit ([appendRateLimitStart]), formatted
+// beforehand, or "" to format it here.
+func setRateLimit(h map[string][]string, start string, d Decision, reset time.Duration) {
 	f := new(rateLimitField)
-	if b := appendRateLimit(f.buf[:0], d, reset); len(b) <= len(f.buf) {
+	b := f.buf[:0]
+	if start != "" {
+		b = append(b, start...)
+	} else {
+		b = appendRateLimitStart(b, d.Limit)
+	}
+	if b = appendRateLimitEnd(b, d, reset); len(b) <= len(f.buf) {
 		f.v[0] = unsafe.String(&f.buf[0], len(b)) // f.buf is written once, here
 	} else {
 		f.v[0] = string(b) // a name longer than a Limit's can be: only in a hand-made Result
@@ -95,5 +113,11 @@ func appendSFParam(b []byte, key string, v int64) []byte {
 	b = append(b, ';')
 	b = append(b, key...)
 	b = append(b, '=')
+	return appendSFInteger(b, v)
+}
+
+// appendSFInteger appends v clamped to the range of a non-negative
+// sf-integer.
+func appendSFInteger(b []byte, v int64) []byte {
 	return strconv.AppendInt(b, min(max(v, 0), maxSFInteger), 10)
 }

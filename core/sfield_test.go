@@ -58,7 +58,7 @@ func FuzzSFFields(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string, rate, period, remaining, reset int64) {
 		d := Decision{Limit: Limit{Name: name, Rate: rate, Period: time.Duration(period)}, Remaining: remaining}
 		h := http.Header{}
-		setRateLimit(h, d, time.Duration(reset)) // its own buffer, or a string when the name is too long for it
+		setRateLimit(h, "", d, time.Duration(reset)) // its own buffer, or a string when the name is too long for it
 		require.Equal(t, []string{formatRateLimit(d, time.Duration(reset))}, h.Values(HeaderRateLimit))
 		for _, field := range []string{formatPolicy([]Decision{d, d}), formatRateLimit(d, time.Duration(reset))} {
 			items, err := sftest.ParseList(field)

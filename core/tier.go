@@ -47,14 +47,15 @@ const maxLimitsPerTier = 16
 
 // plan is a validated tier, ready to build keys.
 type plan struct {
-	name     string
-	limits   []Limit
-	shares   []Limit  // limits divided among the nodes, for FailLocal
-	suffixes []string // "}:" + limit name + ":" + algorithm tag
-	fits     int64    // the largest cost every rate limit can ever admit
-	leased   []int    // the indices of the Concurrency limits
-	policy   []string // the RateLimit-Policy field of limits
-	local    []string // and of the fallback's limits
+	name        string
+	limits      []Limit
+	shares      []Limit       // limits divided among the nodes, for FailLocal
+	suffixes    []string      // "}:" + limit name + ":" + algorithm tag
+	suffixBytes int           // the length of all suffixes together
+	fits        int64         // the largest cost every rate limit can ever admit
+	leased      []int         // the indices of the Concurrency limits
+	fields      *headerFields // the rate-limit field parts of limits
+	local       *headerFields // and of the fallback's limits
 }
 
 // newPlan validates t. nodes > 0 also prepares the local fallback limits.
@@ -88,20 +89,21 @@ func newPlan(t Tier, nodes int) (*plan, error) {
 			p.fits = c
 		}
 		p.suffixes = append(p.suffixes, "}:"+l.Name+":"+l.Algorithm.Tag())
+		p.suffixBytes += len(p.suffixes[len(p.suffixes)-1])
 		if nodes > 0 {
 			p.shares = append(p.shares, l.share(int64(nodes)))
 		}
 	}
-	p.policy, p.local = policyField(p.limits), policyField(p.shares)
+	p.fields, p.local = newHeaderFields(p.limits), newHeaderFields(p.shares)
 	return p, nil
 }
 
-// policyOf returns the RateLimit-Policy field of a Result of p.
-func (p *plan) policyOf(res Result) []string {
+// fieldsOf returns the rate-limit field parts of a Result of p.
+func (p *plan) fieldsOf(res *Result) *headerFields {
 	if res.Fallback {
 		return p.local
 	}
-	return p.policy
+	return p.fields
 }
 
 // keys appends the store keys of the client id (already safe) to dst.
