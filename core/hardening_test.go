@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/internal/logtest"
 )
 
 // gateStore denies its first call (RetryAfter 100 ms), then blocks every
@@ -159,28 +160,11 @@ func TestCachesHoldBoundedIdentities(t *testing.T) {
 	}
 }
 
-// captureDefaultLog sends slog's default logger to a buffer for the test.
-func captureDefaultLog(t *testing.T) *bytes.Buffer {
-	var buf bytes.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return &buf
-}
-
-func logLines(buf *bytes.Buffer) []string {
-	s := strings.TrimSpace(buf.String())
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
 // A key function that fails for every request (a client's malformed body)
 // must not let that client flood the log: the Middleware's default error
 // handler samples its lines and cuts what the client controls.
 func TestDefaultErrorLogIsSampledAndTruncated(t *testing.T) {
-	buf := captureDefaultLog(t)
+	buf := logtest.CaptureDefault(t, slog.LevelDebug)
 	l := MustNewLimiter(&recordingStore{}, WithLimits(PerSecond(1)))
 	m, err := NewMiddleware(l, HTTPKeyFunc(func(r *http.Request) (string, error) {
 		return "", fmt.Errorf("no account in %q", r.URL.Path)
@@ -195,7 +179,7 @@ func TestDefaultErrorLogIsSampledAndTruncated(t *testing.T) {
 			ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
 		require.Equal(t, http.StatusInternalServerError, w.Code)
 	}
-	lines := logLines(buf)
+	lines := logtest.Lines(buf)
 	assert.Len(t, lines, logBurst, "lines beyond the sampler's burst")
 	for _, line := range lines {
 		assert.Less(t, len(line), 2*1024, "a log line carries the client's 64 KB path")
@@ -205,14 +189,14 @@ func TestDefaultErrorLogIsSampledAndTruncated(t *testing.T) {
 // With no observer, a store failing every take open is logged (sampled),
 // never silent.
 func TestStoreFailuresAreLoggedWithoutAnObserver(t *testing.T) {
-	buf := captureDefaultLog(t)
+	buf := logtest.CaptureDefault(t, slog.LevelDebug)
 	l := MustNewLimiter(&recordingStore{err: errDown}, WithLimits(PerSecond(1)))
 	for range 100 {
 		res, err := l.Allow(context.Background(), "a")
 		require.NoError(t, err)
 		require.True(t, res.Degraded)
 	}
-	lines := logLines(buf)
+	lines := logtest.Lines(buf)
 	require.NotEmpty(t, lines, "a store failing open logged nothing")
 	assert.LessOrEqual(t, len(lines), logBurst+1, "sampled")
 	assert.Contains(t, lines[0], "store unavailable")

@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
+	"github.com/ratelimitkit/ratelimit/internal/logtest"
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
@@ -381,10 +381,7 @@ func TestChargeIfLogsAFailedCharge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			old := slog.Default()
-			slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
-			t.Cleanup(func() { slog.SetDefault(old) })
+			buf := logtest.CaptureDefault(t, slog.LevelInfo)
 			l, err := core.NewLimiter(failingCharges{Store: memStore(t), err: tt.err}, core.WithLimits(loginLimit), core.WithoutBreaker())
 			require.NoError(t, err)
 			m, err := core.NewMiddleware(l, core.HTTPChargeIf(core.FailedRequests))

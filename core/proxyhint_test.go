@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratelimitkit/ratelimit/internal/logtest"
 	"github.com/ratelimitkit/ratelimit/internal/proxyhint"
 )
 
@@ -45,13 +47,13 @@ func TestMiddlewareWarnsWhenRequestsLookProxied(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			buf := captureDefaultLog(t)
+			buf := logtest.CaptureDefault(t, slog.LevelDebug)
 			m, err := NewMiddleware(MustNewLimiter(&recordingStore{}, WithLimits(PerSecond(1))), tt.opts...)
 			require.NoError(t, err)
 			for i := range 2 * proxyhint.Sample {
 				m.Decide(httptest.NewRecorder(), tt.request(i), "/")
 			}
-			lines := logLines(buf)
+			lines := logtest.Lines(buf)
 			if tt.warning == "" {
 				assert.Empty(t, lines)
 				return

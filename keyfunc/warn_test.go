@@ -1,7 +1,6 @@
 package keyfunc
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratelimitkit/ratelimit/internal/logtest"
 	"github.com/ratelimitkit/ratelimit/internal/proxyhint"
 )
 
@@ -21,10 +21,7 @@ import (
 // a spoofing client: the Func warns once, and names the peer only when it
 // is a private address.
 func TestProxyHeaderFromAnUntrustedPeerWarnsOnce(t *testing.T) {
-	var buf bytes.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
+	buf := logtest.CaptureDefault(t, slog.LevelInfo)
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 
 	tests := []struct {
@@ -90,10 +87,7 @@ func TestPeerIPWarnsWhenRequestsLookProxied(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			old := slog.Default()
-			slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
-			t.Cleanup(func() { slog.SetDefault(old) })
+			buf := logtest.CaptureDefault(t, slog.LevelInfo)
 
 			f := Must(PeerIP())
 			for i := range 2 * proxyhint.Sample {

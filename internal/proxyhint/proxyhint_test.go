@@ -1,7 +1,6 @@
 package proxyhint
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/internal/logtest"
 )
 
 // The private-address cause is judged once, on the first Sample requests:
@@ -30,7 +31,7 @@ func TestPrivatePeersAreJudgedOnTheSample(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			buf := captureDefaultLog(t)
+			buf := logtest.CaptureDefault(t, slog.LevelInfo)
 			h := New("test: ", "the subject", "The fix.")
 			for i := range 2 * Sample {
 				remote := fmt.Sprintf("203.0.113.%d:80", i%200)
@@ -39,7 +40,7 @@ func TestPrivatePeersAreJudgedOnTheSample(t *testing.T) {
 				}
 				h.Observe(request(remote, ""))
 			}
-			lines := lines(buf)
+			lines := logtest.Lines(buf)
 			if !tt.warns {
 				assert.Empty(t, lines)
 				return
@@ -54,7 +55,7 @@ func TestPrivatePeersAreJudgedOnTheSample(t *testing.T) {
 
 // Once per cause, however many goroutines observe at once.
 func TestEachCauseWarnsOnceUnderConcurrency(t *testing.T) {
-	buf := captureDefaultLog(t)
+	buf := logtest.CaptureDefault(t, slog.LevelInfo)
 	h := New("test: ", "the subject", "The fix.")
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -65,7 +66,7 @@ func TestEachCauseWarnsOnceUnderConcurrency(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	got := lines(buf)
+	got := logtest.Lines(buf)
 	require.Len(t, got, 2, strings.Join(got, "\n"))
 	all := strings.Join(got, "\n")
 	assert.Equal(t, 1, strings.Count(all, "requests carry X-Forwarded-For or Forwarded, but the subject keys by the peer address"))
@@ -80,22 +81,4 @@ func request(remote, xff string) *http.Request {
 		r.Header.Set("X-Forwarded-For", xff)
 	}
 	return r
-}
-
-// captureDefaultLog sends slog's default logger to a buffer for the test;
-// the buffer is written under the handler's lock.
-func captureDefaultLog(t *testing.T) *bytes.Buffer {
-	var buf bytes.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return &buf
-}
-
-func lines(buf *bytes.Buffer) []string {
-	s := strings.TrimSpace(buf.String())
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
 }
