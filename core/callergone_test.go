@@ -13,27 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/observertest"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
-
-// countingObserver counts the decisions it hears about.
-type countingObserver struct{ decided, degraded atomic.Int64 }
-
-func (o *countingObserver) Decided(_ context.Context, _ core.Request, res core.Result) {
-	o.decided.Add(1)
-	if res.Degraded {
-		o.degraded.Add(1)
-	}
-}
-
-func (*countingObserver) BreakerChanged(_, _ core.BreakerState) {}
 
 // A client that is denied, then sends and hangs up at once, must not get
 // the handler run: a done context is the caller's error, not a store
 // outage to fail open on, and it is neither counted as degraded nor
 // allowed to trip the breaker.
 func TestCallerGoneIsNotAStoreFailure(t *testing.T) {
-	obs := &countingObserver{}
+	obs := &observertest.Counter{}
 	l := newTestLimiter(t, core.WithLimits(core.PerMinute(5).WithName("m")),
 		core.WithBreaker(core.BreakerConfig{}), core.WithObserver(obs))
 	ctx := context.Background()
@@ -50,8 +39,8 @@ func TestCallerGoneIsNotAStoreFailure(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 		assert.False(t, res.Allowed, "a caller that gave up gets no admission")
 	}
-	assert.Equal(t, int64(5), obs.decided.Load(), "no decision was made for the callers that gave up")
-	assert.Zero(t, obs.degraded.Load(), "a hang-up is not a store failure")
+	assert.Equal(t, int64(5), obs.Decisions(), "no decision was made for the callers that gave up")
+	assert.Zero(t, obs.Degraded(), "a hang-up is not a store failure")
 	assert.Equal(t, core.BreakerClosed, l.BreakerState())
 
 	res, err := l.Allow(ctx, "client")
@@ -147,7 +136,7 @@ func TestCallerGoneDuringTheStoreCall(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := &hangUpStore{entered: make(chan struct{})}
-			obs := &countingObserver{}
+			obs := &observertest.Counter{}
 			// Only the hang-up may end a take: the timeout is far away.
 			l, err := core.NewLimiter(store, core.WithLimits(core.PerMinute(5)), core.WithTimeout(time.Minute),
 				core.WithBreaker(core.BreakerConfig{Failures: 5}), core.WithObserver(obs))
@@ -184,8 +173,8 @@ func TestCallerGoneDuringTheStoreCall(t *testing.T) {
 			}
 			require.Equal(t, int64(hangUps), store.calls.Load(), "every take reached the store before its caller gave up")
 			assert.Zero(t, served.Load(), "the handler ran for a client that hung up")
-			assert.Zero(t, obs.decided.Load(), "decisions observed for callers that gave up")
-			assert.Zero(t, obs.degraded.Load(), "a hang-up is not a store failure")
+			assert.Zero(t, obs.Decisions(), "decisions observed for callers that gave up")
+			assert.Zero(t, obs.Degraded(), "a hang-up is not a store failure")
 			assert.Equal(t, core.BreakerClosed, l.BreakerState(), "hang-ups tripped the breaker")
 		})
 	}

@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
+	"github.com/ratelimitkit/ratelimit/internal/observertest"
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
@@ -47,18 +47,6 @@ func (h *scriptSent) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
-// degradedCount counts the decisions a limiter makes, and the degraded ones.
-type degradedCount struct{ decided, degraded atomic.Int64 }
-
-func (o *degradedCount) Decided(_ context.Context, _ core.Request, res core.Result) {
-	o.decided.Add(1)
-	if res.Degraded {
-		o.degraded.Add(1)
-	}
-}
-
-func (*degradedCount) BreakerChanged(_, _ core.BreakerState) {}
-
 // A client that hangs up while its take is on its way to Redis gets its
 // context's error: redisstore reports the failed round trip as
 // unavailable, and the limiter must not read it as an outage. The review
@@ -89,7 +77,7 @@ func TestCallerGoneDuringTheRoundTrip(t *testing.T) {
 			client.AddHook(hook)
 			store, err := redisstore.New(client, tt.opts...)
 			require.NoError(t, err)
-			obs := &degradedCount{}
+			obs := &observertest.Counter{}
 			// Only the hang-up may end a take: the deadline is far (the
 			// safe client's backstop is 500 ms).
 			l := faultLimiterTimeout(t, 400*time.Millisecond, store, srv.Client(t), []core.Limit{core.PerMinute(5)},
@@ -118,8 +106,8 @@ func TestCallerGoneDuringTheRoundTrip(t *testing.T) {
 				require.ErrorIs(t, err, context.Canceled, "hang-up %d", i+1)
 				assert.False(t, res.Allowed, "hang-up %d: a caller that gave up was admitted", i+1)
 			}
-			assert.Zero(t, obs.decided.Load(), "decisions observed for callers that gave up")
-			assert.Zero(t, obs.degraded.Load(), "a hang-up is not a store failure")
+			assert.Zero(t, obs.Decisions(), "decisions observed for callers that gave up")
+			assert.Zero(t, obs.Degraded(), "a hang-up is not a store failure")
 			assert.Equal(t, core.BreakerClosed, l.BreakerState(), "hang-ups tripped the breaker")
 
 			thaw()
