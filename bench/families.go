@@ -61,15 +61,15 @@ func families() []*family {
 			combos:     []combo{{1, 10_000}, {16, 10_000}, {64, 10_000}, {256, 10_000}}},
 		{id: "gcra", title: "GCRA on Redis", redis: true, quota: redisQuota, baseline: "redis_rate",
 			about:      "Our GCRA store (plain client and AutoPipeliner) against redis_rate and throttled's Redis store, both GCRA.",
-			contenders: []contender{oursRedis(core.GCRA), oursBatched(), oursAutoPipeline(), redisRate(), throttledRedis(), ceiling()},
+			contenders: []contender{oursRedis(core.GCRA), oursBatched(core.GCRA), oursAutoPipeline(), redisRate(), throttledRedis(), ceiling()},
 			combos:     redisCombos},
 		{id: "fixed", title: "Fixed window on Redis", redis: true, quota: redisQuota, baseline: "ulule (redis)",
-			about:      "Our fixed window against ulule/limiter's Redis store and sethvargo/go-redisstore (tokens per interval, refilled at interval ticks).",
-			contenders: []contender{oursRedis(core.FixedWindow), ululeRedis(), sethvargoRedis(), ceiling()},
+			about:      "Our fixed window (one take per round trip, and batched as redisstore.New builds it by default) against ulule/limiter's Redis store and sethvargo/go-redisstore (tokens per interval, refilled at interval ticks).",
+			contenders: []contender{oursRedis(core.FixedWindow), oursBatched(core.FixedWindow), ululeRedis(), sethvargoRedis(), ceiling()},
 			combos:     redisCombos},
 		{id: "sliding", title: "Sliding window counter on Redis", redis: true, quota: redisQuota, baseline: "mennanov (redis)",
-			about:      "Our sliding window counter against mennanov/limiters' SlidingWindowRedis and go-chi/httprate with httprate-redis.",
-			contenders: []contender{oursRedis(core.SlidingWindow), mennanovRedis(), httprateRedis(), ceiling()},
+			about:      "Our sliding window counter (one take per round trip, and batched as redisstore.New builds it by default) against mennanov/limiters' SlidingWindowRedis and go-chi/httprate with httprate-redis.",
+			contenders: []contender{oursRedis(core.SlidingWindow), oursBatched(core.SlidingWindow), mennanovRedis(), httprateRedis(), ceiling()},
 			combos:     redisCombos},
 		{id: "algorithms", title: "Our five algorithms on Redis", redis: true, quota: redisQuota, baseline: "ratelimit gcra",
 			about: "Token bucket and sliding log (no peer of the same family is included) and the other algorithms, against our GCRA.",
@@ -119,7 +119,7 @@ func accuracyContenders() []contender {
 	for alg := range core.SlidingLog + 1 {
 		cs = append(cs, oursRedis(alg))
 	}
-	return append(cs, oursBatched(), redisRate(), throttledRedis(), ululeRedis(), sethvargoRedis(), mennanovRedis(), httprateRedis())
+	return append(cs, oursBatched(core.GCRA), redisRate(), throttledRedis(), ululeRedis(), sethvargoRedis(), mennanovRedis(), httprateRedis())
 }
 
 // footprintContenders are the accuracy contenders with keys of their own:

@@ -47,10 +47,11 @@ func oursAutoPipeline() contender {
 		}}
 }
 
-// oursBatched is oursRedis(GCRA) as redisstore.New builds it by default:
+// oursBatched is oursRedis(alg) as redisstore.New builds it by default:
 // concurrent takes of the node share pipelines (redisstore.WithBatching).
-func oursBatched() contender {
-	return contender{name: "ratelimit gcra, batched (default)", ours: true, redis: true, bound: boundBucket, keysLike: "ratelimit gcra",
+func oursBatched(alg core.Algorithm) contender {
+	name := "ratelimit " + alg.String()
+	return contender{name: name + ", batched (default)", ours: true, redis: true, bound: algorithmBounds[alg], keysLike: name,
 		open: func(e env) (*instance, error) {
 			client := e.oursClient()
 			store, err := redisstore.New(client, redisstore.WithLogger(quietLogger))
@@ -58,7 +59,7 @@ func oursBatched() contender {
 				_ = client.Close()
 				return nil, err
 			}
-			return storeInstance(e, store, core.GCRA, func() { _ = client.Close() })
+			return storeInstance(e, store, alg, func() { _ = client.Close() })
 		}}
 }
 

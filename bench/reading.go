@@ -155,6 +155,37 @@ func (rep *report) readPeerFamily(id string) []string {
 	if !math.IsNaN(median(shares)) {
 		out = append(out, fmt.Sprintf("%s reached %s of the EVALSHA ceiling measured in the same rounds.", ours.c.name, span(shares, pct)))
 	}
+	return append(out, rep.readDefault(cells)...)
+}
+
+// defaultSuffix ends the name of our contender built as redisstore.New
+// builds a store by default.
+const defaultSuffix = ", batched (default)"
+
+// readDefault compares our default store of a peer family, when it runs,
+// with the family's baseline and the ceiling: what a user gets without
+// options.
+func (rep *report) readDefault(cells []*cellResult) []string {
+	var def *row
+	for _, r := range cells[0].rows {
+		if r.c.ours && strings.HasSuffix(r.c.name, defaultSuffix) && len(r.samples) > 0 {
+			def = r
+		}
+	}
+	base := cells[0].fam.baseline
+	if def == nil || cells[0].row(base) == nil {
+		return nil
+	}
+	var ratios, shares []float64
+	for _, c := range cells {
+		ratios = append(ratios, roundRatio(c.row(def.c.name), c.row(base)))
+		shares = append(shares, c.row(def.c.name).ceilMedian())
+	}
+	out := []string{fmt.Sprintf("%s: %s ran %s the checks/s of %s over %s.",
+		cells[0].fam.title, def.c.name, span(ratios, fmtRatio), base, plural(len(cells), "load shape"))}
+	if !math.IsNaN(median(shares)) {
+		out = append(out, fmt.Sprintf("%s reached %s of the EVALSHA ceiling measured in the same rounds.", def.c.name, span(shares, pct)))
+	}
 	return out
 }
 
