@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
@@ -40,7 +39,7 @@ func TestBatchingPoolExhaustion(t *testing.T) {
 	tr.sleepUntil(faultFor)
 	recs := tr.Stop()
 
-	require.Empty(t, bugs(recs))
+	requireNoBugs(t, recs)
 	served := len(recs) - len(degraded(recs))
 	waited := where(recs, func(r record) bool { return poolWait(r.res.Err) })
 	t.Logf("64 callers, pool of 2, +5 ms: %d decisions, %d from Redis, %d degraded (%d waiting for a connection); %s; past the deadline by %s; %d takes in %d round trips",
@@ -76,7 +75,7 @@ func TestBatchingSlowedWithinBudget(t *testing.T) {
 	tr.sleepUntil(faultFor)
 	recs := tr.Stop()
 
-	require.Empty(t, bugs(recs))
+	requireNoBugs(t, recs)
 	served := len(recs) - len(degraded(recs))
 	t.Logf("64 callers, +10 ms: %d decisions, %d from Redis; %s; past the deadline by %s; %d takes in %d round trips",
 		len(recs), served, latencyOf(recs), latenessOf(recs), calls.takes.Load(), calls.roundTrips.Load())

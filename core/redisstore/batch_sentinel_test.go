@@ -57,7 +57,7 @@ func TestBatchingSentinelMasterKilled(t *testing.T) {
 	tr.sleepUntil(switchedAt + recoverFor)
 	recs := tr.Stop()
 
-	require.Empty(t, bugs(recs))
+	requireNoBugs(t, recs)
 	failed := degraded(recs)
 	require.NotEmpty(t, failed, "the outage was seen")
 	last := failed[0].end()
@@ -118,7 +118,7 @@ func TestBatchingSentinelManualFailover(t *testing.T) {
 	tr.sleepUntil(switchedAt + recoverFor)
 	recs := tr.Stop()
 
-	require.Empty(t, bugs(recs), "READONLY is no bug")
+	requireNoBugs(t, recs, "READONLY is no bug")
 	failed := degraded(recs)
 	readOnly := where(failed, func(r record) bool { return strings.Contains(fmt.Sprint(r.res.Err), "READONLY") })
 	last := switchedAt

@@ -110,7 +110,7 @@ func TestClusterMasterKilled(t *testing.T) {
 		name string
 		recs []record
 	}{{"no breaker", recs}, {"default breaker", recsb}} {
-		require.Empty(t, bugs(tt.recs), tt.name)
+		requireNoBugs(t, tt.recs, tt.name)
 		victimRecs := where(tt.recs, func(r record) bool { return isVictim[r.identity] })
 		otherRecs := where(tt.recs, func(r record) bool { return !isVictim[r.identity] })
 		assertNoneDegraded(t, otherRecs, tt.name+": clients of the other masters")
@@ -188,6 +188,10 @@ func measureOverAdmission(t *testing.T, l *core.Limiter, recs []record, hot stri
 //   - with the default 50 ms, the decisions of the failed-over shard's
 //     clients that are in flight during that pause may fail open; every
 //     other decision comes from Redis.
+//
+// A decision in flight while the whole test process stalls (a loaded CI
+// machine) may time out whatever Redis does: the stall meter of the
+// traffic excuses those, and the log counts them.
 func TestClusterManualFailover(t *testing.T) {
 	hc := redistest.ReplicatedCluster(t)
 	client := redisstore.NewClusterClient(hc.Options())
@@ -221,12 +225,12 @@ func TestClusterManualFailover(t *testing.T) {
 	all := tr.Stop()
 	recs, recsLong := of(all, "50ms"), of(all, "150ms")
 
-	require.Empty(t, bugs(recs))
-	require.Empty(t, bugs(recsLong))
-	failed := degraded(recs)
-	t.Logf("CLUSTER FAILOVER: replica promoted after %s, old master demoted %s later; 50 ms timeout: %d decisions, %d degraded; 150 ms timeout: %d decisions, %d degraded, during the failover %s",
+	requireNoBugs(t, recs)
+	requireNoBugs(t, recsLong)
+	failed, excused := unexcused(degraded(recs))
+	t.Logf("CLUSTER FAILOVER: replica promoted after %s, old master demoted %s later; 50 ms timeout: %d decisions, %d degraded (%d more during stalls of the process); 150 ms timeout: %d decisions, %d degraded, during the failover %s",
 		(promotedAt - failoverAt).Round(time.Millisecond), (demotedAt - promotedAt).Round(time.Millisecond),
-		len(recs), len(failed), len(recsLong), len(degraded(recsLong)),
+		len(recs), len(failed), excused, len(recsLong), len(degraded(recsLong)),
 		latencyOf(where(recsLong, func(r record) bool { return r.end() >= failoverAt && r.start <= demotedAt })))
 	assertNoneDegraded(t, recsLong, "degraded decisions with a 150 ms timeout")
 	for _, r := range failed {

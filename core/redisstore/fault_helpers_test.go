@@ -30,6 +30,7 @@ type record struct {
 	took     time.Duration
 	res      core.Result
 	err      error // Take's error: a bug, never expected
+	stalled  bool  // a stall of the whole process overlapped it (stallMeter)
 }
 
 func (r record) end() time.Duration { return r.start + r.took }
@@ -44,16 +45,82 @@ func (r record) breakerOpen() bool { return errors.Is(r.res.Err, core.ErrBreaker
 // include scheduling delays of the loaded machine, which is what callers
 // see.
 type traffic struct {
-	begin time.Time
-	stop  chan struct{}
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	recs  []record
+	begin  time.Time
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	recs   []record
+	stalls *stallMeter
 }
 
 // newTraffic returns traffic whose clock starts now; start adds goroutines.
 func newTraffic() *traffic {
-	return &traffic{begin: time.Now(), stop: make(chan struct{})}
+	begin := time.Now()
+	return &traffic{begin: begin, stop: make(chan struct{}), stalls: startStallMeter(begin)}
+}
+
+// stallGap is how late a 1 ms sleep must wake up for the stallMeter to
+// count a stall. Alone on two cores under -race the meter's wake-ups are
+// well under a millisecond late; a loaded CI machine (every package
+// testing at once, or another job) stops the whole process for tens of
+// milliseconds at a time, and every decision then in flight with it.
+const stallGap = 10 * time.Millisecond
+
+// A stallMeter records when this process could not run a goroutine on
+// time: its own goroutine sleeps 1 ms at a time and notes every wake-up
+// more than stallGap late. A decision that overran a 50 ms deadline while
+// the process stood still says nothing about the store; the tests that
+// require decisions not to degrade excuse those (and say how many), and
+// only those: on a machine that does not stall, nothing is excused.
+type stallMeter struct {
+	begin time.Time
+	stop  chan struct{}
+	done  chan struct{}
+	spans []span // written by the meter's goroutine until done is closed
+}
+
+// A span is an interval of a traffic's clock.
+type span struct{ from, to time.Duration }
+
+func startStallMeter(begin time.Time) *stallMeter {
+	m := &stallMeter{begin: begin, stop: make(chan struct{}), done: make(chan struct{})}
+	go m.run()
+	return m
+}
+
+func (m *stallMeter) run() {
+	defer close(m.done)
+	last := time.Now()
+	for {
+		select {
+		case <-m.stop:
+			return
+		default:
+		}
+		time.Sleep(time.Millisecond)
+		now := time.Now()
+		if now.Sub(last) > time.Millisecond+stallGap {
+			m.spans = append(m.spans, span{last.Sub(m.begin), now.Sub(m.begin)})
+		}
+		last = now
+	}
+}
+
+// end stops the meter and returns the stalls it saw.
+func (m *stallMeter) end() []span {
+	close(m.stop)
+	<-m.done
+	return m.spans
+}
+
+// overlaps reports whether one of spans overlaps [from, to].
+func overlaps(spans []span, from, to time.Duration) bool {
+	for _, s := range spans {
+		if s.from <= to && s.to >= from {
+			return true
+		}
+	}
+	return false
 }
 
 // startTraffic is newTraffic followed by start("", ...).
@@ -120,10 +187,15 @@ func (tr *traffic) now() time.Duration { return time.Since(tr.begin) }
 // sleepUntil sleeps until d after the traffic began.
 func (tr *traffic) sleepUntil(d time.Duration) { time.Sleep(d - tr.now()) }
 
-// Stop stops the traffic and returns its records, by start time.
+// Stop stops the traffic and returns its records, by start time, each
+// marked stalled when a stall of the process overlapped it.
 func (tr *traffic) Stop() []record {
 	close(tr.stop)
 	tr.wg.Wait()
+	stalls := tr.stalls.end()
+	for i := range tr.recs {
+		tr.recs[i].stalled = overlaps(stalls, tr.recs[i].start, tr.recs[i].end())
+	}
 	slices.SortFunc(tr.recs, func(a, b record) int { return int(a.start - b.start) })
 	return tr.recs
 }
@@ -185,16 +257,36 @@ func latenessOf(recs []record) latency {
 // failures must come back as degraded results.
 func bugs(recs []record) []record { return where(recs, func(r record) bool { return r.err != nil }) }
 
+// requireNoBugs stops t if any of recs is an error: a decision the
+// limiter could not make, which the middleware would answer with a 500.
+// It names the first few, with their errors.
+func requireNoBugs(t *testing.T, recs []record, msgAndArgs ...any) {
+	t.Helper()
+	bad := bugs(recs)
+	if len(bad) == 0 {
+		return
+	}
+	var first []string
+	for _, r := range bad[:min(len(bad), 5)] {
+		first = append(first, fmt.Sprintf("%s (%s) at %s took %s: %v", r.identity, r.limiter, r.start.Round(time.Millisecond), r.took.Round(time.Millisecond), r.err))
+	}
+	require.Fail(t, fmt.Sprintf("%d of %d takes returned an error; first: %s", len(bad), len(recs), strings.Join(first, "; ")), msgAndArgs...)
+}
+
 func degraded(recs []record) []record {
 	return where(recs, func(r record) bool { return r.res.Degraded })
 }
 
 // assertNoneDegraded fails t if any of recs is degraded, saying how many
 // and when the first few started and how long they took (the records
-// themselves are too large to print).
+// themselves are too large to print). A degraded decision during a stall
+// of the whole process is excused, and counted in the log.
 func assertNoneDegraded(t *testing.T, recs []record, msg string) {
 	t.Helper()
-	bad := degraded(recs)
+	bad, excused := unexcused(degraded(recs))
+	if excused > 0 {
+		t.Logf("%s: %d degraded decisions excused: the process stalled while they were in flight", msg, excused)
+	}
 	if len(bad) == 0 {
 		return
 	}
@@ -203,6 +295,13 @@ func assertNoneDegraded(t *testing.T, recs []record, msg string) {
 		first = append(first, fmt.Sprintf("%s at %s took %s", r.identity, r.start.Round(time.Millisecond), r.took.Round(time.Millisecond)))
 	}
 	t.Errorf("%s: %d of %d decisions degraded; first: %s", msg, len(bad), len(recs), strings.Join(first, "; "))
+}
+
+// unexcused returns the records of recs that no stall of the process
+// overlapped, and how many it left out.
+func unexcused(recs []record) ([]record, int) {
+	kept := where(recs, func(r record) bool { return !r.stalled })
+	return kept, len(recs) - len(kept)
 }
 
 // faultLimiter returns a limiter on store with the fault tests' timeout,

@@ -28,12 +28,17 @@ const (
 	// 8 callers ends: the deadline fires, the read returns, go-redis closes
 	// the connection, the limiter applies the failure mode. On a two-core
 	// machine under -race the measured maximum is 1-3.4 ms; the bound
-	// leaves room for a loaded CI machine. The tests log what they measure.
-	lateness = 15 * time.Millisecond
+	// leaves room for a loaded CI machine, where one scheduling or GC pause
+	// lands on every decision in flight at once. The tests log what they
+	// measure.
+	lateness = 50 * time.Millisecond
 	// crowdLateness is the same for 64 callers timing out in the same
 	// instant: they queue for the machine's cores (measured p99 4-14 ms on
-	// two cores under -race).
-	crowdLateness = 25 * time.Millisecond
+	// two cores under -race, alone; 30.7 ms in a CI run with every package
+	// testing at once, which a 25 ms bound failed). A decision held by
+	// something other than the deadline is seconds late, far past either
+	// bound.
+	crowdLateness = 100 * time.Millisecond
 	// stall bounds the slowest decision past its deadline. A decision held
 	// by something other than the deadline (a socket read, the pool's wait,
 	// a retry) would end seconds late: go-redis's ReadTimeout and
@@ -150,7 +155,7 @@ func TestSlowOrFrozenStandalone(t *testing.T) {
 				tr.sleepUntil(endAt + recoverFor)
 				recs := tr.Stop()
 
-				require.Empty(t, bugs(recs))
+				requireNoBugs(t, recs)
 				t.Logf("healthy: %d takes in %d round trips (%d pipelines)",
 					healthyTakes, healthyTrips, healthyPipelines)
 				t.Logf("all decisions: %s; past the deadline by %s", latencyOf(recs), latenessOf(recs))
@@ -242,7 +247,7 @@ func TestKilledAndRestartedEmpty(t *testing.T) {
 			tr.sleepUntil(restartedAt + 2*time.Second)
 			recs := tr.Stop()
 
-			require.Empty(t, bugs(recs), "no error reached a caller, NOSCRIPT included")
+			requireNoBugs(t, recs, "no error reached a caller, NOSCRIPT included")
 			outage := where(recs, func(r record) bool { return r.start >= killedAt && r.end() < restartAt })
 			require.NotEmpty(t, outage)
 			for _, r := range outage {
@@ -366,7 +371,7 @@ func TestPoolExhaustion(t *testing.T) {
 	tr.sleepUntil(faultFor)
 	recs := tr.Stop()
 
-	require.Empty(t, bugs(recs))
+	requireNoBugs(t, recs)
 	all := latencyOf(recs)
 	served := len(recs) - len(degraded(recs))
 	waited := where(recs, func(r record) bool { return poolWait(r.res.Err) })

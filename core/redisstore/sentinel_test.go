@@ -51,7 +51,7 @@ func TestSentinelMasterKilled(t *testing.T) {
 	tr.sleepUntil(switchedAt + recoverFor)
 	recs := tr.Stop()
 
-	require.Empty(t, bugs(recs))
+	requireNoBugs(t, recs)
 	failed := degraded(recs)
 	require.NotEmpty(t, failed, "the outage was seen")
 	last := failed[0].end()
