@@ -30,7 +30,7 @@ type record struct {
 	took     time.Duration
 	res      core.Result
 	err      error // Take's error: a bug, never expected
-	stalled  bool  // a stall of the whole process overlapped it (stallMeter)
+	stalled  bool  // the whole process stood still while it was in flight (stallMeter)
 }
 
 func (r record) end() time.Duration { return r.start + r.took }
@@ -113,14 +113,14 @@ func (m *stallMeter) end() []span {
 	return m.spans
 }
 
-// overlaps reports whether one of spans overlaps [from, to].
-func overlaps(spans []span, from, to time.Duration) bool {
+// stalledIn reports whether the process stood still for at least stallGap
+// in all within [from, to], as spans have it.
+func stalledIn(spans []span, from, to time.Duration) bool {
+	var total time.Duration
 	for _, s := range spans {
-		if s.from <= to && s.to >= from {
-			return true
-		}
+		total += max(0, min(s.to, to)-max(s.from, from))
 	}
-	return false
+	return total >= stallGap
 }
 
 // startTraffic is newTraffic followed by start("", ...).
@@ -188,13 +188,14 @@ func (tr *traffic) now() time.Duration { return time.Since(tr.begin) }
 func (tr *traffic) sleepUntil(d time.Duration) { time.Sleep(d - tr.now()) }
 
 // Stop stops the traffic and returns its records, by start time, each
-// marked stalled when a stall of the process overlapped it.
+// marked stalled when the process stood still for stallGap or more while
+// it was in flight.
 func (tr *traffic) Stop() []record {
 	close(tr.stop)
 	tr.wg.Wait()
 	stalls := tr.stalls.end()
 	for i := range tr.recs {
-		tr.recs[i].stalled = overlaps(stalls, tr.recs[i].start, tr.recs[i].end())
+		tr.recs[i].stalled = stalledIn(stalls, tr.recs[i].start, tr.recs[i].end())
 	}
 	slices.SortFunc(tr.recs, func(a, b record) int { return int(a.start - b.start) })
 	return tr.recs
@@ -358,3 +359,24 @@ var (
 	oneByOne = storeMode{"one by one", false, safeStore}
 	batched  = storeMode{"batched", true, batchedSafeStore}
 )
+
+// TestStalledIn checks the rule that excuses a decision: the stalls within
+// its interval, clipped to it, add up to stallGap or more.
+func TestStalledIn(t *testing.T) {
+	ms := time.Millisecond
+	stalls := []span{{10 * ms, 22 * ms}, {100 * ms, 106 * ms}, {108 * ms, 114 * ms}}
+	for _, tt := range []struct {
+		from, to time.Duration
+		want     bool
+	}{
+		{0, 60 * ms, true},          // the whole first stall, 12 ms
+		{15 * ms, 60 * ms, false},   // 7 ms of it
+		{30 * ms, 90 * ms, false},   // none
+		{95 * ms, 120 * ms, true},   // two stalls of 6 ms
+		{103 * ms, 120 * ms, false}, // 3 + 6 ms
+	} {
+		if got := stalledIn(stalls, tt.from, tt.to); got != tt.want {
+			t.Errorf("stalledIn(%s, %s) = %v, want %v", tt.from, tt.to, got, tt.want)
+		}
+	}
+}
