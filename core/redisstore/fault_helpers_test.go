@@ -99,8 +99,8 @@ func (m *stallMeter) run() {
 		}
 		time.Sleep(time.Millisecond)
 		now := time.Now()
-		if now.Sub(last) > time.Millisecond+stallGap {
-			m.spans = append(m.spans, span{last.Sub(m.begin), now.Sub(m.begin)})
+		if now.Sub(last) > time.Millisecond+stallGap { // stood still from the wake-up due to now
+			m.spans = append(m.spans, span{last.Sub(m.begin) + time.Millisecond, now.Sub(m.begin)})
 		}
 		last = now
 	}
