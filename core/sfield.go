@@ -38,15 +38,9 @@ func formatPolicy(ds []Decision) string {
 	return string(b)
 }
 
-// formatRateLimit returns the RateLimit value of the binding decision d:
-// "name";r=<Remaining>;t=<delay until more quota, in seconds, rounded up>.
-func formatRateLimit(d Decision, reset time.Duration) string {
-	return string(appendRateLimit(make([]byte, 0, 32), d, reset))
-}
-
-func appendRateLimit(b []byte, d Decision, reset time.Duration) []byte {
-	return appendRateLimitEnd(appendRateLimitStart(b, d.Limit), d, reset)
-}
+// The RateLimit value of the binding decision d is
+// "name";r=<Remaining>;t=<delay until more quota, in seconds, rounded up>,
+// appended in two parts: the start, formatted once per tier, and the end.
 
 // appendRateLimitStart appends the part of a RateLimit value that depends
 // only on the limit: `"name";r=`.

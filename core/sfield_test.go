@@ -85,3 +85,9 @@ func printableASCII(s string) bool {
 	}
 	return true
 }
+
+// formatRateLimit returns the RateLimit value of the decision d with more
+// quota reset away, from the two parts setRateLimit writes.
+func formatRateLimit(d Decision, reset time.Duration) string {
+	return string(appendRateLimitEnd(appendRateLimitStart(nil, d.Limit), d, reset))
+}
