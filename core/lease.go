@@ -28,10 +28,14 @@ type Leaser interface {
 	// itself refuses a Concurrency limit with a cost above zero: it
 	// would hold a lease nobody can release.
 	TakeLease(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64, lease string) ([]Decision, error)
-	// Release gives lease back under key. Releasing a lease that is not
-	// held (released already, expired, never taken) does nothing and is
-	// no error.
-	Release(ctx context.Context, key, lease string) error
+	// Release gives lease back under key, a key of the Concurrency limit
+	// l. Releasing a lease that is not held (released already, expired,
+	// never taken) is no error. A release must never lose a race to the
+	// take that adds the lease: a take sent before its caller gave up may
+	// run after the release (a pipeline, a stalled server, another
+	// connection), so a release of a lease not held leaves a tombstone for
+	// l.Period, and a take of a lease id with a tombstone holds nothing.
+	Release(ctx context.Context, key string, l Limit, lease string) error
 	// Renew pushes the expiry of lease under key, a key of the
 	// Concurrency limit l, to l.Period from now, and reports whether the
 	// lease was still held; one that expired is not taken again (its
@@ -111,25 +115,23 @@ func (l *Limiter) newLease(p *plan, t *takeCall, fallback bool) *Lease {
 // denied, degraded, a peek) or whose lease was released already.
 //
 // Release works with a ctx that is already cancelled: it runs under
-// context.WithoutCancel(ctx) and the limiter's timeout ([WithTimeout]).
-// When the store fails or its circuit breaker is open, the lease stays held
-// until it expires after its TTL: the error is reported to the observers
-// that implement [ReleaseObserver] and returned, for callers that want it;
-// an HTTP middleware has nothing to do with it.
+// context.WithoutCancel(ctx) and the limiter's timeout ([WithTimeout]). It
+// is sent whatever the circuit breaker says: a skipped release would keep
+// the client's place until the lease TTL. When the store cannot answer,
+// the release is kept (up to [MaxPendingReleases], until the lease would
+// have expired anyway) and sent again by the next calls that reach the
+// store, so a short outage does not lock clients out for the TTL. The
+// error is reported to the observers that implement [ReleaseObserver] and
+// returned, for callers that want it; an HTTP middleware has nothing to do
+// with it.
 func (l *Limiter) Release(ctx context.Context, res Result) error {
 	ls := res.Lease
 	if ls == nil || !ls.released.CompareAndSwap(false, true) {
 		return nil
 	}
-	ctx, cancel := l.leaseContext(context.WithoutCancel(ctx), ls)
+	ctx, cancel := l.leaseContext(context.WithoutCancel(ctx), ls.store)
 	defer cancel()
-	var errs []error
-	for _, key := range ls.keys {
-		if err := l.leaseCall(ls, key, func() error { return ls.store.Release(ctx, key, ls.id) }); err != nil {
-			errs = append(errs, fmt.Errorf("ratelimit: release lease: %w", err))
-		}
-	}
-	err := errors.Join(errs...)
+	err := l.releaseAll(ctx, ls.store, ls.keys, ls.limits, ls.id)
 	for _, o := range l.observers {
 		if ro, ok := o.(ReleaseObserver); ok {
 			ro.Released(ctx, res, err)
@@ -138,28 +140,44 @@ func (l *Limiter) Release(ctx context.Context, res Result) error {
 	return err
 }
 
+// releaseAll releases lease under each of keys, keys of limits, and keeps
+// the releases the store could not answer for [Limiter.replay].
+func (l *Limiter) releaseAll(ctx context.Context, store Leaser, keys []string, limits []Limit, lease string) error {
+	var errs []error
+	for i, key := range keys {
+		err := store.Release(ctx, key, limits[i], lease)
+		if err == nil {
+			l.replay(ctx, key) // the store answers: send the releases it could not before
+			continue
+		}
+		if errors.Is(err, ErrStoreUnavailable) || ctx.Err() != nil {
+			l.pending.add(pendingRelease{store: store, key: key, limit: limits[i], lease: lease}, l.now())
+		}
+		errs = append(errs, fmt.Errorf("ratelimit: release lease: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
 // Renew pushes the expiry of the lease of res to the lease TTL of each
 // Concurrency limit from now, for a request that runs longer than the
 // TTL: call it well within every TTL (every TTL / 3, say). It returns nil
 // for a Result that holds no lease, [ErrLeaseLost] (wrapped) when a lease
 // had expired already, and the store's error when it could not be asked.
 // Unlike [Limiter.Release], it runs under ctx (and the limiter's timeout).
+// Like Release, it is sent whatever the circuit breaker says.
 func (l *Limiter) Renew(ctx context.Context, res Result) error {
 	ls := res.Lease
 	if ls == nil || ls.released.Load() {
 		return nil
 	}
-	ctx, cancel := l.leaseContext(ctx, ls)
+	ctx, cancel := l.leaseContext(ctx, ls.store)
 	defer cancel()
 	var errs []error
 	for i, key := range ls.keys {
-		err := l.leaseCall(ls, key, func() error {
-			held, err := ls.store.Renew(ctx, key, ls.limits[i], ls.id)
-			if err == nil && !held {
-				err = fmt.Errorf("%w (limit %q)", ErrLeaseLost, ls.limits[i].Name)
-			}
-			return err
-		})
+		held, err := ls.store.Renew(ctx, key, ls.limits[i], ls.id)
+		if err == nil && !held {
+			err = fmt.Errorf("%w (limit %q)", ErrLeaseLost, ls.limits[i].Name)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("ratelimit: renew lease: %w", err))
 		}
@@ -167,37 +185,26 @@ func (l *Limiter) Renew(ctx context.Context, res Result) error {
 	return errors.Join(errs...)
 }
 
-// forget releases the lease of a take that failed, in case it was taken
-// all the same (a reply lost to a timeout or to a caller that gave up),
-// so that it does not hold a place until its TTL. Errors are ignored: the
-// store is already failing, and the lease expires anyway.
+// forget releases the lease of a take that failed after it may have been
+// sent (a reply lost to a timeout or to a caller that gave up), so that it
+// does not hold a place until its TTL. The take may run after the release
+// (it may still be in a pipeline, or queued on a stalled server): the
+// store's tombstone then keeps it from holding the lease ([Leaser]). A
+// release the store cannot answer is kept for [Limiter.replay].
 func (l *Limiter) forget(ctx context.Context, p *plan, t *takeCall) {
 	ls := l.newLease(p, t, false)
-	ctx, cancel := l.leaseContext(context.WithoutCancel(ctx), ls)
+	ctx, cancel := l.leaseContext(context.WithoutCancel(ctx), ls.store)
 	defer cancel()
-	for _, key := range ls.keys {
-		_ = ls.store.Release(ctx, key, ls.id)
-	}
+	_ = l.releaseAll(ctx, ls.store, ls.keys, ls.limits, ls.id)
 }
 
-// leaseContext returns ctx under the limiter's timeout, unless the lease's
-// store never blocks.
-func (l *Limiter) leaseContext(ctx context.Context, ls *Lease) (context.Context, context.CancelFunc) {
-	if _, local := ls.store.(NonBlocking); local {
+// leaseContext returns ctx under the limiter's timeout, unless store never
+// blocks.
+func (l *Limiter) leaseContext(ctx context.Context, store Leaser) (context.Context, context.CancelFunc) {
+	if _, local := store.(NonBlocking); local {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, l.timeout)
-}
-
-// leaseCall runs call unless the breaker of key's shard is open (or
-// probing): then the store is known to be failing, and the lease is left
-// to its TTL rather than adding a call to a store in trouble. Lease calls
-// do not feed the breaker: takes decide its state.
-func (l *Limiter) leaseCall(ls *Lease, key string, call func() error) error {
-	if l.breakers != nil && !ls.fallback && l.breakerOf(key).current() != BreakerClosed {
-		return ErrBreakerOpen
-	}
-	return call()
 }
 
 // A ReleaseObserver is an [Observer] that also hears about every

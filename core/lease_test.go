@@ -310,11 +310,13 @@ func TestLimiterReleaseFailureIsObservedNotFatal(t *testing.T) {
 	assert.True(t, res2.Allowed, "and gives it back after the TTL")
 }
 
-func TestLimiterReleaseSkipsAStoreBehindAnOpenBreaker(t *testing.T) {
+// A release is sent whatever the breaker says: skipped, it would keep the
+// client's place for the whole lease TTL after the store came back.
+func TestLimiterReleaseIsSentBehindAnOpenBreaker(t *testing.T) {
 	clock := newLeaseClock()
 	store := &countingLeaser{Leaser: leaseStore(t, clock)}
-	l, err := core.NewLimiter(store, core.WithLimits(core.Concurrent(2)),
-		core.WithBreaker(core.BreakerConfig{Failures: 1, OpenFor: time.Minute}))
+	l, err := core.NewLimiter(store, core.WithLimits(core.Concurrent(1).WithLeaseTTL(time.Hour)),
+		core.WithBreaker(core.BreakerConfig{Failures: 1, OpenFor: time.Second}))
 	require.NoError(t, err)
 	ctx := context.Background()
 	res, err := l.Allow(ctx, "alice")
@@ -322,16 +324,87 @@ func TestLimiterReleaseSkipsAStoreBehindAnOpenBreaker(t *testing.T) {
 	require.NotNil(t, res.Lease)
 
 	store.down.Store(true)
-	degraded, err := l.Allow(ctx, "alice") // fails: the breaker opens
+	degraded, err := l.Allow(ctx, "bob") // fails: the breaker opens
 	require.NoError(t, err)
 	require.True(t, degraded.Degraded)
-	assert.Nil(t, degraded.Lease)
 	require.Equal(t, core.BreakerOpen, l.BreakerState())
-	before := store.releases.Load() // the failed take's own lease was released, in case
+	store.down.Store(false) // back, while the breaker is still open
 
-	err = l.Release(ctx, res)
-	assert.ErrorIs(t, err, core.ErrBreakerOpen, "the lease is left to its TTL")
-	assert.Equal(t, before, store.releases.Load(), "no call to a store behind an open breaker")
+	before := store.releases.Load()
+	require.NoError(t, l.Release(ctx, res), "sent and answered, breaker open or not")
+	assert.Equal(t, before+1, store.releases.Load(), "one release call")
+
+	clock.Advance(time.Second) // the breaker lets a probe through
+	again, err := l.Allow(ctx, "alice")
+	require.NoError(t, err)
+	assert.True(t, again.Allowed && !again.Degraded, "alice's place is free long before the hour-long TTL")
+}
+
+// A release the store cannot answer is kept and sent again by the first
+// calls that reach the store once it answers: a short outage does not lock
+// out, for the lease TTL, the clients that had requests in flight.
+func TestLimiterReplaysReleasesTheStoreCouldNotAnswer(t *testing.T) {
+	tests := []struct {
+		name  string
+		first string // whose take reaches the store first after the outage
+	}{
+		{"another client's take sends it", "bob"},
+		{"the locked-out client's own take sends it", "alice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newLeaseClock()
+			store := &countingLeaser{Leaser: leaseStore(t, clock)}
+			obs := &releaseRecorder{}
+			l, err := core.NewLimiter(store, core.WithLimits(core.Concurrent(1).WithLeaseTTL(time.Hour)),
+				core.WithoutBreaker(), core.WithObserver(obs))
+			require.NoError(t, err)
+			ctx := context.Background()
+			res, err := l.Allow(ctx, "alice")
+			require.NoError(t, err)
+			require.NotNil(t, res.Lease)
+
+			store.setReleaseErr(errDown) // the outage: the release fails
+			assert.ErrorIs(t, l.Release(ctx, res), core.ErrStoreUnavailable)
+			require.Len(t, obs.errs, 1, "the failure is reported")
+			store.setReleaseErr(nil) // the store is back
+
+			first, err := l.Allow(ctx, tt.first)
+			require.NoError(t, err)
+			if tt.first == "alice" {
+				assert.False(t, first.Allowed, "decided before the replay: the lease was still held")
+				clock.Advance(core.ConcurrencyRetryAfter) // its denial's RetryAfter (the deny cache keeps it)
+			}
+			next, err := l.Allow(ctx, "alice")
+			require.NoError(t, err)
+			assert.True(t, next.Allowed, "the kept release was sent: alice is not locked out for the TTL")
+		})
+	}
+}
+
+// A take the store reports it never ran (core.ErrNotRun) charged nothing
+// and holds no lease: no release is sent for it. A take that may have run
+// gets its lease released at once.
+func TestLimiterReleasesOnlyTakesThatMayHaveRun(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error
+		releases int64
+	}{
+		{"never sent", fmt.Errorf("%w: not sent: %w", core.ErrStoreUnavailable, core.ErrNotRun), 0},
+		{"reply lost", fmt.Errorf("%w: i/o timeout", core.ErrStoreUnavailable), 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &countingLeaser{Leaser: leaseStore(t, newLeaseClock()), takeErr: tt.err}
+			l, err := core.NewLimiter(store, core.WithLimits(core.Concurrent(1)), core.WithoutBreaker())
+			require.NoError(t, err)
+			res, err := l.Allow(context.Background(), "alice")
+			require.NoError(t, err)
+			assert.True(t, res.Degraded)
+			assert.Equal(t, tt.releases, store.releases.Load())
+		})
+	}
 }
 
 // plainStore is a store that cannot hold leases.
@@ -357,7 +430,7 @@ func (failingLeaser) TakeLease(_ context.Context, dst []core.Decision, _ []strin
 	return dst, errDown
 }
 
-func (failingLeaser) Release(context.Context, string, string) error { return errDown }
+func (failingLeaser) Release(context.Context, string, core.Limit, string) error { return errDown }
 
 func (failingLeaser) Renew(context.Context, string, core.Limit, string) (bool, error) {
 	return false, errDown
@@ -368,8 +441,16 @@ func (failingLeaser) Renew(context.Context, string, core.Limit, string) (bool, e
 type countingLeaser struct {
 	core.Leaser
 	releaseErr      error
+	takeErr         error // every TakeLease fails with it
 	down            atomic.Bool
 	takes, releases atomic.Int64
+	mu              sync.Mutex // guards releaseErr once the test runs
+}
+
+func (s *countingLeaser) setReleaseErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseErr = err
 }
 
 // Clock implements core.Clocked: the limiter follows the wrapped store's
@@ -394,15 +475,21 @@ func (s *countingLeaser) TakeLease(ctx context.Context, dst []core.Decision, key
 	if s.down.Load() {
 		return dst, errDown
 	}
+	if s.takeErr != nil {
+		return dst, s.takeErr
+	}
 	return s.Leaser.TakeLease(ctx, dst, keys, limits, cost, lease)
 }
 
-func (s *countingLeaser) Release(ctx context.Context, key, lease string) error {
+func (s *countingLeaser) Release(ctx context.Context, key string, l core.Limit, lease string) error {
 	s.releases.Add(1)
-	if s.releaseErr != nil {
-		return s.releaseErr
+	s.mu.Lock()
+	err := s.releaseErr
+	s.mu.Unlock()
+	if err != nil {
+		return err
 	}
-	return s.Leaser.Release(ctx, key, lease)
+	return s.Leaser.Release(ctx, key, l, lease)
 }
 
 // releaseRecorder is a ReleaseObserver that records the release errors,

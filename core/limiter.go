@@ -23,6 +23,12 @@ var (
 	// store call because the circuit breaker is open. It wraps
 	// [ErrStoreUnavailable].
 	ErrBreakerOpen = fmt.Errorf("%w: circuit breaker open", ErrStoreUnavailable)
+	// ErrNotRun marks a store error of a take that certainly did not run:
+	// it was never sent (its caller gave up while it waited to be sent,
+	// say), so it charged nothing and holds no lease. A [Limiter] sends no
+	// release for such a take. Stores wrap it only when they know; an
+	// error without it means the take may have run.
+	ErrNotRun = errors.New("ratelimit: take not run")
 )
 
 // A Limiter decides whether a client may make a request: it picks the
@@ -55,6 +61,7 @@ type Limiter struct {
 	shadow    bool
 	local     bool      // the store is NonBlocking
 	now       clockFunc // the store's clock (Clocked), or time.Now
+	pending   pendingReleases
 
 	waitTimer  timerFunc                         // the sleeps of WaitTake; nil: time.NewTimer
 	waitJitter func(time.Duration) time.Duration // nil: uniform in [0, max]
@@ -162,18 +169,23 @@ func (l *Limiter) addPlans(c config) error {
 }
 
 // checkLeaser reports a tier with a Concurrency limit over a store (or
-// fallback store) that cannot hold leases.
+// fallback store) that cannot hold leases, also through a wrapper
+// ([Unwrapper]).
 func (l *Limiter) checkLeaser() error {
 	for _, p := range l.plans {
 		if len(p.leased) == 0 {
 			continue
 		}
 		name := p.limits[p.leased[0]].Name
-		if _, ok := l.store.(Leaser); !ok {
-			return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, but the store %T does not implement core.Leaser", p.name, name, l.store)
-		}
-		if _, ok := l.fallback.(Leaser); l.fallback != nil && !ok {
-			return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, but the fallback store %T does not implement core.Leaser", p.name, name, l.fallback)
+		for i, s := range []Store{l.store, l.fallback} {
+			role := [...]string{"store", "fallback store"}[i]
+			if bad := notLeaser(s); bad != nil {
+				wrapped := ""
+				if bad != s {
+					wrapped = fmt.Sprintf(" (wrapped by %T)", s)
+				}
+				return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, but the %s %T%s does not implement core.Leaser", p.name, name, role, bad, wrapped)
+			}
 		}
 	}
 	return nil
@@ -365,7 +377,7 @@ func (l *Limiter) decide(ctx context.Context, sc *scratch, t *takeCall, p *plan,
 	if err == nil && len(ds) != len(p.limits) {
 		err = fmt.Errorf("%d decisions for %d limits", len(ds), len(p.limits))
 	}
-	if err != nil && t.lease != "" && !errors.Is(err, ErrBreakerOpen) {
+	if err != nil && t.lease != "" && !errors.Is(err, ErrBreakerOpen) && !errors.Is(err, ErrNotRun) {
 		l.forget(ctx, p, t)
 	}
 	switch {
@@ -412,17 +424,16 @@ func (l *Limiter) call(ctx context.Context, dst []Decision, t *takeCall, limits 
 	if unavailable && !errors.Is(err, ErrStoreUnavailable) {
 		err = fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
 	}
+	if err == nil && !l.local {
+		l.replay(ctx, t.keys[0]) // the store answers again: send the releases it could not
+	}
 	return ds, err
 }
 
 // breakerOf returns the breaker of the store shard that holds key (one
 // breaker for a store that is not [Sharded]); l.breakers is not nil.
 func (l *Limiter) breakerOf(key string) *breaker {
-	shard := ""
-	if sh, ok := l.store.(Sharded); ok {
-		shard = sh.Shard(key)
-	}
-	return l.breakers.forShard(shard)
+	return l.breakers.forShard(l.shardOf(key))
 }
 
 // storeTake is one Take of s appending to dst, with the lease of t when it

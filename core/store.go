@@ -75,6 +75,32 @@ type TimeoutChecker interface {
 	CheckTimeout(d time.Duration) error
 }
 
+// An Unwrapper is a [Store] that wraps another (an instrumented store, a
+// store that adds behaviour to another) and has the capabilities of what it
+// wraps and no more: a wrapper that forwards [Leaser]'s methods to a store
+// that is no Leaser is not one. [NewLimiter] walks the Unwrap chain, as
+// http.ResponseController does, when it checks a capability.
+type Unwrapper interface {
+	// Unwrap returns the wrapped store.
+	Unwrap() Store
+}
+
+// notLeaser returns the first store of the Unwrap chain of s ([Unwrapper])
+// that is no [Leaser], or nil when every one is.
+func notLeaser(s Store) Store {
+	for s != nil {
+		if _, ok := s.(Leaser); !ok {
+			return s
+		}
+		u, wraps := s.(Unwrapper)
+		if !wraps {
+			return nil
+		}
+		s = u.Unwrap()
+	}
+	return nil
+}
+
 // clockFunc is a time source: a store's clock ([Clocked]) or time.Now.
 type clockFunc func() time.Time
 

@@ -105,7 +105,7 @@ func TestScriptPrintsWhatTheStoreSends(t *testing.T) {
 	keys := kb.AppendKeys(nil, "alice", inFlight)
 	_, err = store.TakeLease(ctx, nil, keys, inFlight, 1, "lease-1")
 	require.NoError(t, err)
-	sent("lease", func() error { return store.Release(ctx, keys[0], "lease-1") })
+	sent("lease", func() error { return store.Release(ctx, keys[0], inFlight[0], "lease-1") })
 }
 
 func TestScriptListsEveryProgram(t *testing.T) {

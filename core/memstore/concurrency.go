@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
 )
@@ -36,15 +37,16 @@ func (ls leaseSet) prune(now int64) (n, oldest, newest int64) {
 	return n, oldest, newest
 }
 
-// evalLeases evaluates the concurrency limit l over the leases ls (nil for
-// a key without state) for a take of cost at now. It prunes the expired
-// leases, which changes no decision, and writes nothing else; an admitted
-// take then adds its lease with [leaseSet.add] in commit. Any cost above
-// zero takes one lease, so it is never CostTooHigh.
-func evalLeases(o *outcome, ls leaseSet, l *core.Limit, now, cost int64) {
+// evalLeases evaluates the concurrency limit l over the lease state x (nil
+// for a key without state) for a take of cost at now. It prunes the
+// expired leases and tombstones, which changes no decision, and writes
+// nothing else; an admitted take then adds its lease with [commitLease] in
+// commit. Any cost above zero takes one lease, so it is never CostTooHigh.
+func evalLeases(o *outcome, x *extState, l *core.Limit, now, cost int64) {
 	var n, oldest, newest int64
-	if ls != nil {
-		n, oldest, newest = ls.prune(now)
+	if x != nil {
+		n, oldest, newest = x.leases.prune(now)
+		x.tombs.prune(now)
 	}
 	ttl := periodMicros(l.Period)
 	o.remainingBefore = l.Rate - n
@@ -74,20 +76,46 @@ func (s *Store) TakeLease(ctx context.Context, dst []core.Decision, keys []strin
 }
 
 // Release implements [core.Leaser]: it drops lease from key, and the key
-// with its last lease. A lease not held is no error.
-func (s *Store) Release(ctx context.Context, key, lease string) error {
+// with its last lease. A lease not held is no error; it leaves a tombstone
+// for l.Period, as on Redis (scripts/lease.lua), so that a take of it
+// that has not run yet holds nothing.
+func (s *Store) Release(ctx context.Context, key string, l core.Limit, lease string) error {
+	if l.Algorithm != core.Concurrency || l.Period < time.Microsecond {
+		return fmt.Errorf("ratelimit: memstore: release: limit %q is not a valid Concurrency limit", l.EffectiveName())
+	}
 	sh := &s.shards[s.shardOf(key)]
 	now := s.clock()
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.lookup(key, now)
-	if e == nil || e.alg != core.Concurrency || e.ext == nil {
-		return nil
+	if e != nil && e.alg != core.Concurrency {
+		return nil // the key holds another algorithm's state: no lease of it
 	}
-	delete(e.ext.leases, lease)
-	if len(e.ext.leases) == 0 {
-		delete(sh.entries, key)
+	if e != nil && e.ext != nil {
+		if _, held := e.ext.leases[lease]; held {
+			delete(e.ext.leases, lease)
+			if len(e.ext.leases) == 0 && len(e.ext.tombs) == 0 {
+				delete(sh.entries, key)
+			}
+			return nil
+		}
 	}
+	if e == nil {
+		e = sh.insert(key, now, nil)
+		e.alg, e.expireAt = core.Concurrency, now
+	}
+	if e.ext == nil {
+		e.ext = &extState{}
+	}
+	if e.ext.tombs == nil {
+		e.ext.tombs = make(leaseSet, 1)
+	}
+	reset := periodMicros(l.Period)
+	e.ext.tombs[strings.Clone(lease)] = now + reset
+	for _, exp := range e.ext.leases { // as lease.lua's PEXPIRE: the newest lease, and the tombstone
+		reset = max(reset, exp-now)
+	}
+	e.expireAt = now + ttlMicros(reset)
 	return nil
 }
 
@@ -119,10 +147,19 @@ func (s *Store) Renew(ctx context.Context, key string, l core.Limit, lease strin
 }
 
 // commitLease adds lease to the entry e of a Concurrency key, expiring
-// ttl µs after now.
+// ttl µs after now, unless a tombstone says it was released before this
+// take ran: then it only drops the tombstone.
 func commitLease(e *entry, lease string, now, ttl int64) {
 	if e.alg != core.Concurrency || e.ext == nil || e.ext.leases == nil {
-		e.ext = &extState{leases: make(leaseSet, 1)}
+		tombs := leaseSet(nil)
+		if e.alg == core.Concurrency && e.ext != nil {
+			tombs = e.ext.tombs
+		}
+		e.ext = &extState{leases: make(leaseSet, 1), tombs: tombs}
+	}
+	if _, released := e.ext.tombs[lease]; released {
+		delete(e.ext.tombs, lease)
+		return
 	}
 	e.ext.leases[strings.Clone(lease)] = now + ttl
 }

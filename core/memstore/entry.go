@@ -18,6 +18,7 @@ type entry struct {
 type extState struct {
 	log    timeLog  // SlidingLog
 	leases leaseSet // Concurrency
+	tombs  leaseSet // Concurrency: leases released before their take ran, by expiry
 }
 
 // state is the fixed-size state of GCRA, TokenBucket, FixedWindow,

@@ -24,9 +24,9 @@ func TestLeaseKeysLiveAsLongAsTheirLeases(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 1, s.Len())
-	require.NoError(t, s.Release(ctx, keys[0], "a"))
+	require.NoError(t, s.Release(ctx, keys[0], limits[0], "a"))
 	assert.Equal(t, 1, s.Len(), "a lease is left")
-	require.NoError(t, s.Release(ctx, keys[0], "b"))
+	require.NoError(t, s.Release(ctx, keys[0], limits[0], "b"))
 	assert.Equal(t, 0, s.Len(), "the last release removes the key")
 
 	_, err := s.TakeLease(ctx, nil, keys, limits, 1, "c")
@@ -36,8 +36,12 @@ func TestLeaseKeysLiveAsLongAsTheirLeases(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, held, "expired at exactly its TTL")
 	clock.Advance(time.Millisecond)
-	require.NoError(t, s.Release(ctx, keys[0], "c"))
-	assert.Equal(t, 0, s.Len(), "the expired key was removed when touched")
+	require.NoError(t, s.Release(ctx, keys[0], limits[0], "c"))
+	assert.Equal(t, 1, s.Len(), "the release of a lease not held leaves its tombstone")
+	clock.Advance(10*time.Second + time.Millisecond)
+	_, err = s.Take(ctx, nil, keys, limits, 0) // a peek touches the key
+	require.NoError(t, err)
+	assert.Equal(t, 0, s.Len(), "the tombstone expired with its TTL; the key was removed when touched")
 
 	_, err = s.Renew(ctx, keys[0], core.PerSecond(1), "c")
 	assert.Error(t, err, "Renew needs a Concurrency limit")

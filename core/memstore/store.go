@@ -180,11 +180,11 @@ func (s *Store) evaluate(sl *slot, key string, l *core.Limit, now, cost int64) b
 		evalLog(&sl.out, lg, l, now, cost)
 		return sl.out.allowed
 	case core.Concurrency:
-		var ls leaseSet
-		if found && sl.e.ext != nil {
-			ls = sl.e.ext.leases
+		var x *extState
+		if found {
+			x = sl.e.ext
 		}
-		evalLeases(&sl.out, ls, l, now, cost)
+		evalLeases(&sl.out, x, l, now, cost)
 		return sl.out.allowed
 	}
 	if found {
@@ -209,6 +209,7 @@ func (s *Store) commit(slots []slot, i int, key string, l *core.Limit, now, cost
 		// entry expired.
 		e.ext.log.reset()
 		clear(e.ext.leases)
+		clear(e.ext.tombs)
 	}
 	switch alg {
 	case core.SlidingLog:

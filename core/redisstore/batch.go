@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimitkit/ratelimit/core"
 )
 
 // maxBatch is how many takes one pipeline carries at most, and
@@ -144,8 +146,12 @@ func retries(c config, client redis.Scripter) bool {
 
 // run sends cmd, the EVALSHA of one call of p (a take's program, or
 // "lease", built by [newCall]): through the batcher if the store has one,
-// else alone ([runAlone]). Its reply is an array of integers.
+// else alone ([runAlone]). Its reply is an array of integers. A call whose
+// ctx is done already is not sent.
 func (s *Store) run(ctx context.Context, p *program, cmd *redis.IntSliceCmd) ([]int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, notSent(err)
+	}
 	if s.batch == nil {
 		return runAlone(ctx, s.client, p, cmd)
 	}
@@ -575,7 +581,8 @@ func isNoScript(err error) bool {
 }
 
 // notSent is the error of a take dropped from the queue because its
-// context ended before it was sent: it was not charged.
+// context ended before it was sent: it was not charged, and holds no lease
+// ([core.ErrNotRun]).
 func notSent(err error) error {
-	return fmt.Errorf("not sent: %w", err)
+	return fmt.Errorf("not sent: %w: %w", core.ErrNotRun, err)
 }

@@ -494,7 +494,7 @@ func TestBatchingAfterScriptFlush(t *testing.T) {
 						err = fmt.Errorf("take %d denied: the previous lease was not released", i)
 					}
 					if err == nil {
-						err = store.Release(bg, keys[g][1], lease)
+						err = store.Release(bg, keys[g][1], leased[1], lease)
 					}
 					if err != nil {
 						failed.Add(1)

@@ -23,11 +23,16 @@ func (s *Store) TakeLease(ctx context.Context, dst []core.Decision, keys []strin
 }
 
 // Release implements [core.Leaser]: one call of scripts/lease.lua (a
-// ZREM) on key's node. A lease not held is no error. Errors are wrapped as
-// "ratelimit: redis release: ..." and, like Take's, wrap
-// [core.ErrStoreUnavailable] when Redis cannot answer now.
-func (s *Store) Release(ctx context.Context, key, lease string) error {
-	_, err := s.leaseCall(ctx, key, lease, 0)
+// ZREM) on key's node. A lease not held is no error; it leaves a tombstone
+// for l.Period in the key, so that a take of it still in flight (sent,
+// but not run yet: its caller gave up waiting) holds nothing when it runs.
+// Errors are wrapped as "ratelimit: redis release: ..." and, like Take's,
+// wrap [core.ErrStoreUnavailable] when Redis cannot answer now.
+func (s *Store) Release(ctx context.Context, key string, l core.Limit, lease string) error {
+	if l.Algorithm != core.Concurrency || l.Period < time.Microsecond {
+		return fmt.Errorf("ratelimit: redis release: limit %q is not a valid Concurrency limit", l.EffectiveName())
+	}
+	_, err := s.leaseCall(ctx, key, lease, -l.Period.Microseconds())
 	if err != nil {
 		return fmt.Errorf("ratelimit: redis release: %w", err)
 	}
@@ -48,7 +53,7 @@ func (s *Store) Renew(ctx context.Context, key string, l core.Limit, lease strin
 	return held, nil
 }
 
-// leaseCall runs lease.lua: ttl 0 releases, ttl > 0 (µs) renews.
+// leaseCall runs lease.lua: ttl > 0 (µs) renews, -ttl releases.
 func (s *Store) leaseCall(ctx context.Context, key, lease string, ttl int64) (bool, error) {
 	var now any = ""
 	if s.now != nil {

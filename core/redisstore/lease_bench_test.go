@@ -58,7 +58,7 @@ func BenchmarkLease(b *testing.B) {
 					if _, err := store.TakeLease(ctx, nil, keys, rateConc, 1, lease); err != nil {
 						return err
 					}
-					return store.Release(ctx, keys[1], lease)
+					return store.Release(ctx, keys[1], rateConc[1], lease)
 				})
 			})
 		})

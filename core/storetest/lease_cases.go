@@ -109,6 +109,30 @@ func leaseTests() []leaseSequence {
 			},
 		},
 		{
+			// A take sent before its caller gave up may run after the
+			// release that undoes it (a pipeline, a stalled server,
+			// another connection): the release leaves a tombstone for the
+			// TTL, and the take holds nothing. Its reply, which nobody
+			// reads, is an admission.
+			name:   "a release that ran before its take: the take holds nothing",
+			limits: []core.Limit{two},
+			steps: []leaseStep{
+				release(0, "a"),
+				peek(0, ok(2, 0)), // a tombstone is no lease
+				acquire(1*secOf, "a", 1, ok(1, 10*sec)),
+				peek(1*secOf, ok(2, 0)),
+				acquire(1*secOf, "b", 1, ok(1, 10*sec)),
+				acquire(1*secOf, "c", 1, ok(0, 10*sec)),
+				acquire(1*secOf, "d", 1, denied(0, 10*sec, sec)),
+				// A tombstone lives the TTL: a take after it holds.
+				release(2*secOf, "e"),
+				release(2*secOf, "b"),
+				release(2*secOf, "c"),
+				acquire(12*secOf, "e", 1, ok(1, 10*sec)),
+				peek(12*secOf, ok(1, 10*sec)),
+			},
+		},
+		{
 			name:   "renew pushes the expiry; an expired lease is not renewed",
 			limits: []core.Limit{one},
 			steps: []leaseStep{
@@ -219,7 +243,7 @@ func runLeaseStep(t *testing.T, store core.Leaser, keys []string, limits []core.
 	leased := leasedKey(keys, limits)
 	switch st.op {
 	case opRelease:
-		require.NoError(t, store.Release(ctx, keys[leased], st.lease), "%s: Release(%q)", where, st.lease)
+		require.NoError(t, store.Release(ctx, keys[leased], limits[leased], st.lease), "%s: Release(%q)", where, st.lease)
 	case opRenew:
 		held, err := store.Renew(ctx, keys[leased], limits[leased], st.lease)
 		require.NoError(t, err, "%s: Renew(%q)", where, st.lease)

@@ -30,10 +30,10 @@ const (
 // it as it would treat s (no timeout for a memory store, one breaker per
 // Redis Cluster master), and [core.Clocked] and [core.TimeoutChecker] as s
 // does, so a test clock given to s still drives the limiter and a timeout s
-// cannot keep is still refused. It always implements [core.Leaser],
-// forwarding to s, so that concurrency limits work through it; TakeLease is
-// timed like Take. Over a store that is no Leaser, its lease methods return
-// an error.
+// cannot keep is still refused. It implements [core.Leaser] by forwarding
+// to s, so that concurrency limits work through it (TakeLease is timed like
+// Take), and [core.Unwrapper]: over a store that is no Leaser,
+// [core.NewLimiter] refuses a Concurrency limit, as it would over s.
 func (c *Collector) InstrumentStore(s core.Store) core.Store {
 	return c.instrumentStore(s, time.Now)
 }
@@ -119,13 +119,18 @@ func (s *timedStore) TakeLease(ctx context.Context, dst []core.Decision, keys []
 }
 
 // Release implements [core.Leaser].
-func (s *timedStore) Release(ctx context.Context, key, lease string) error {
+func (s *timedStore) Release(ctx context.Context, key string, l core.Limit, lease string) error {
 	ls, err := s.leaser()
 	if err != nil {
 		return err
 	}
-	return ls.Release(ctx, key, lease)
+	return ls.Release(ctx, key, l, lease)
 }
+
+// Unwrap implements [core.Unwrapper]: the timed store has the capabilities
+// of s, so [core.NewLimiter] refuses a Concurrency limit over a timed
+// store that cannot hold leases.
+func (s *timedStore) Unwrap() core.Store { return s.store }
 
 // Renew implements [core.Leaser].
 func (s *timedStore) Renew(ctx context.Context, key string, l core.Limit, lease string) (bool, error) {

@@ -171,5 +171,31 @@ func TestInstrumentStoreForwardsLeases(t *testing.T) {
 	over := metrics.InstrumentStore(slowStore{clk: clk}).(core.Leaser)
 	_, err = over.TakeLease(ctx, nil, []string{"k"}, []core.Limit{core.Concurrent(1)}, 1, "id")
 	assert.ErrorContains(t, err, "does not implement core.Leaser")
-	assert.ErrorContains(t, over.Release(ctx, "k", "id"), "does not implement core.Leaser")
+	assert.ErrorContains(t, over.Release(ctx, "k", core.Concurrent(1), "id"), "does not implement core.Leaser")
+}
+
+// A timed store has exactly the capabilities of what it wraps: over a
+// store that cannot hold leases, NewLimiter refuses a Concurrency limit at
+// start-up, as it does over the bare store, instead of failing every
+// request with a 500.
+func TestInstrumentStoreOverANonLeaserRefusesConcurrency(t *testing.T) {
+	clk := storetest.NewClock()
+	metrics := ratelimitprom.MustNew()
+	tests := []struct {
+		name  string
+		store core.Store
+	}{
+		{"bare", slowStore{clk: clk}},
+		{"instrumented", metrics.InstrumentStore(slowStore{clk: clk})},
+		{"instrumented twice", metrics.InstrumentStore(metrics.InstrumentStore(slowStore{clk: clk}))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := core.NewLimiter(tt.store, core.WithLimits(core.Concurrent(2)))
+			require.Error(t, err)
+			assert.ErrorContains(t, err, "does not implement core.Leaser")
+		})
+	}
+	_, err := core.NewLimiter(metrics.InstrumentStore(newMemstore(t, clk)), core.WithLimits(core.Concurrent(2)))
+	assert.NoError(t, err, "over a store that holds leases, it is accepted")
 }
