@@ -196,3 +196,65 @@ func TestReleaseAfterTheClientWentAway(t *testing.T) {
 		})
 	}
 }
+
+// TestAnOutageDoesNotLockOutClientsInFlight: the review's third lease
+// defect. A client's request holds a lease when the network to Redis goes
+// dark (a proxy that drops everything): its release is lost, and the
+// breaker opens on the next failures. Releases used to be skipped while
+// the breaker was open and never sent again, so the client stayed locked
+// out for the whole lease TTL after Redis came back. Now the release is
+// kept and sent again by the first calls that reach Redis: the client is
+// admitted again within seconds of the recovery, far inside the minute of
+// the TTL (the margin is for a loaded machine). One take per round trip
+// and batched.
+func TestAnOutageDoesNotLockOutClientsInFlight(t *testing.T) {
+	modes := []struct {
+		name     string
+		batching redisstore.Option
+	}{
+		{"one take per round trip", redisstore.WithoutBatching()},
+		{"batched", redisstore.WithBatching()},
+	}
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := redistest.Standalone(t)
+			proxy := redistest.NewProxy(t, srv.Addr())
+			opts := srv.Options()
+			opts.Addr = proxy.Addr()
+			client := redisstore.NewClient(opts)
+			t.Cleanup(func() { _ = client.Close() })
+			limits := []core.Limit{core.Concurrent(1).WithLeaseTTL(time.Minute)}
+			l, err := core.NewLimiter(safeStoreWith(t, client, mode.batching), core.WithLimits(limits...),
+				core.WithPrefix(leasePrefix(t, srv.Client(t))), core.WithTimeout(budget),
+				core.WithBreaker(core.BreakerConfig{Failures: 2, OpenFor: 100 * time.Millisecond}))
+			require.NoError(t, err)
+			ctx := context.Background()
+			res, err := l.Allow(ctx, "alice")
+			require.NoError(t, err)
+			require.NotNil(t, res.Lease)
+
+			proxy.SetBlackhole(true)
+			assert.ErrorIs(t, l.Release(ctx, res), core.ErrStoreUnavailable, "the release is lost in the outage")
+			for range 3 { // the breaker opens
+				degraded, err := l.Allow(ctx, "bob")
+				require.NoError(t, err)
+				require.True(t, degraded.Degraded)
+			}
+			require.Equal(t, core.BreakerOpen, l.BreakerState())
+			proxy.SetBlackhole(false)
+
+			recovered := time.Now()
+			for { // until Redis itself admits alice: a degraded admission fails open
+				res, err := l.Allow(ctx, "alice")
+				require.NoError(t, err)
+				if res.Allowed && !res.Degraded {
+					require.NoError(t, l.Release(ctx, res))
+					break
+				}
+				require.Less(t, time.Since(recovered), leaseMargin, "alice still locked out: %+v", res.Binding())
+				time.Sleep(20 * time.Millisecond)
+			}
+			t.Logf("alice admitted by Redis %v after the recovery", time.Since(recovered).Round(time.Millisecond))
+		})
+	}
+}
