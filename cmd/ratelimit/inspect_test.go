@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
@@ -276,4 +278,13 @@ func TestInspectShowsLeasesInFlight(t *testing.T) {
 		"--limit", "hourly=100/1h", "--limit", "5/30s,alg=concurrency")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `(?m)^5-in-flight\s+concurrency\s+5 in flight, lease 30s\s+3/5\s+\S+\s+\S+\s+`+prefix+`:\{alice\}:5-in-flight:i$`, stdout)
+
+	// A release that ran before its take (a take still in flight when its
+	// caller gave up) leaves a tombstone: it is no lease in flight.
+	store, err := redisstore.New(client)
+	require.NoError(t, err)
+	require.NoError(t, store.Release(context.Background(), key+"5-in-flight:i", core.Concurrent(5), "not-taken-yet"))
+	code, stdout, stderr = cli(t, "inspect", "alice", "--redis", "redis://"+srv.Addr(), "--prefix", prefix)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `(?m)^`+key+`5-in-flight:i\s+zset\s+\S+\s+2 leases in flight, oldest expires in \S+, newest in \S+ \(1 released before their take ran\)$`, stdout)
 }

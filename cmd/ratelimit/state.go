@@ -120,7 +120,9 @@ func logState(ctx context.Context, node *redis.Client, key string, now int64) (s
 
 // leaseState describes the leases of a concurrency key: a sorted set of
 // lease ids scored by expiry (µs); those at or before now have expired
-// and are dropped by the next take.
+// and are dropped by the next take. Tombstones (releases that ran before
+// their take, scored below -2^51, docs/redis-protocol.md) are counted
+// apart.
 func leaseState(ctx context.Context, node *redis.Client, key string, now int64) (string, error) {
 	live, err := node.ZRangeByScoreWithScores(ctx, key, &redis.ZRangeBy{Min: "(" + strconv.FormatInt(now, 10), Max: "+inf"}).Result()
 	if err != nil {
@@ -130,13 +132,20 @@ func leaseState(ctx context.Context, node *redis.Client, key string, now int64) 
 	if err != nil {
 		return "", err
 	}
+	tombs, err := node.ZCount(ctx, key, "-inf", "(-2251799813685248").Result()
+	if err != nil {
+		return "", err
+	}
 	s := fmt.Sprintf("%d leases in flight", len(live))
 	if n := len(live); n > 0 {
 		s += fmt.Sprintf(", oldest expires in %s, newest in %s", fmtDuration(micros(live[0].Score-float64(now))),
 			fmtDuration(micros(live[n-1].Score-float64(now))))
 	}
-	if expired := total - int64(len(live)); expired > 0 {
+	if expired := total - int64(len(live)) - tombs; expired > 0 {
 		s += fmt.Sprintf(" (%d expired, dropped by the next take)", expired)
+	}
+	if tombs > 0 {
+		s += fmt.Sprintf(" (%d released before their take ran)", tombs)
 	}
 	return s, nil
 }
