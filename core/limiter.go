@@ -56,11 +56,11 @@ type Limiter struct {
 	observers []Observer
 	quiet     bool // the observers act only on degraded Results (the default failure log)
 	shadow    bool
-	local     bool      // the store is NonBlocking
+	local     bool // the store is NonBlocking
 	// keyIdentity: a TierKey the resolver knows is the Identity
 	// (WithTierKeyIdentity).
 	keyIdentity bool
-	now       clockFunc // the store's clock (Clocked), or time.Now
+	now         clockFunc // the store's clock (Clocked), or time.Now
 
 	waitTimer  timerFunc                         // the sleeps of WaitTake; nil: time.NewTimer
 	waitJitter func(time.Duration) time.Duration // nil: uniform in [0, max]

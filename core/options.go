@@ -46,16 +46,16 @@ type config struct {
 	resolver    tierConfig
 	// tierKeyIdentity: WithTierKeyIdentity
 	tierKeyIdentity bool
-	failure     FailureMode
-	timeout     time.Duration
-	breaker     *BreakerConfig // set by WithBreaker
-	noBreaker   bool           // set by WithoutBreaker
-	denyCache   int
-	fallback    Store
-	nodes       int
-	observers   []Observer
-	shadow      bool
-	given       map[string]bool // the single-valued options given
+	failure         FailureMode
+	timeout         time.Duration
+	breaker         *BreakerConfig // set by WithBreaker
+	noBreaker       bool           // set by WithoutBreaker
+	denyCache       int
+	fallback        Store
+	nodes           int
+	observers       []Observer
+	shadow          bool
+	given           map[string]bool // the single-valued options given
 }
 
 // once records that the single-valued option name was given, and fails
