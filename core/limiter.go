@@ -56,11 +56,9 @@ type Limiter struct {
 	observers []Observer
 	quiet     bool // the observers act only on degraded Results (the default failure log)
 	shadow    bool
-	local     bool // the store is NonBlocking
-	// keyIdentity: a TierKey the resolver knows is the Identity
-	// (WithTierKeyIdentity).
-	keyIdentity bool
-	now         clockFunc // the store's clock (Clocked), or time.Now
+	local     bool      // the store is NonBlocking
+	now       clockFunc // the store's clock (Clocked), or time.Now
+	keyIdent  bool      // a TierKey the resolver knows is the Identity (WithTierKeyIdentity)
 
 	waitTimer  timerFunc                         // the sleeps of WaitTake; nil: time.NewTimer
 	waitJitter func(time.Duration) time.Duration // nil: uniform in [0, max]
@@ -123,7 +121,7 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	l := &Limiter{
 		store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)),
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
-		quiet: quiet, shadow: c.shadow, now: storeClock(store), keyIdentity: c.tierKeyIdentity,
+		quiet: quiet, shadow: c.shadow, now: storeClock(store), keyIdent: c.keyIdent,
 	}
 	_, l.local = store.(NonBlocking)
 	if err := l.addPlans(c); err != nil {
@@ -528,7 +526,7 @@ func lookupKey(req *Request) string {
 // [WithTierKeyIdentity], a key the resolver knows becomes req's Identity.
 func (l *Limiter) resolved(ctx context.Context, req *Request, key [sha256.Size]byte) (*plan, error) {
 	name, err := l.tiers.tier(ctx, key, lookupKey(req))
-	if name != "" && l.keyIdentity && req.TierKey != "" {
+	if name != "" && l.keyIdent && req.TierKey != "" {
 		req.Identity = secrethash.KeyIdentity(req.TierKey)
 	}
 	if err != nil && name == "" {

@@ -44,18 +44,17 @@ type config struct {
 	defaultTier string
 	prefix      string
 	resolver    tierConfig
-	// tierKeyIdentity: WithTierKeyIdentity
-	tierKeyIdentity bool
-	failure         FailureMode
-	timeout         time.Duration
-	breaker         *BreakerConfig // set by WithBreaker
-	noBreaker       bool           // set by WithoutBreaker
-	denyCache       int
-	fallback        Store
-	nodes           int
-	observers       []Observer
-	shadow          bool
-	given           map[string]bool // the single-valued options given
+	keyIdent    bool // WithTierKeyIdentity
+	failure     FailureMode
+	timeout     time.Duration
+	breaker     *BreakerConfig // set by WithBreaker
+	noBreaker   bool           // set by WithoutBreaker
+	denyCache   int
+	fallback    Store
+	nodes       int
+	observers   []Observer
+	shadow      bool
+	given       map[string]bool // the single-valued options given
 }
 
 // once records that the single-valued option name was given, and fails
@@ -250,7 +249,7 @@ func WithTierKeyIdentity() Option {
 		if err := once(c.given, "WithTierKeyIdentity"); err != nil {
 			return err
 		}
-		c.tierKeyIdentity = true
+		c.keyIdent = true
 		return nil
 	}
 }
