@@ -127,9 +127,10 @@ func (c *denyCache) holds(k denyKey, cost int64, now clockFunc, res *Result) boo
 // (the request then resolves its tier and probes, or waits for the probe
 // running, as lookup); when key is the lookup key of the denied request
 // (its cached tier expired: a plan change must reach it); and, for any
-// other key, once per every (the tier cache's TTL), so that a denied
-// client presenting a key of another plan gets it within every, while one
-// inventing keys costs the resolver one call per every. A waiter whose ctx
+// other key, once per every, so that a denied client presenting a key of
+// another plan gets it within every (or its key's own identity, with
+// [WithTierKeyIdentity]), while one inventing keys costs the resolver one
+// call per every. A waiter whose ctx
 // is done gets ctx's error.
 func (c *denyCache) unresolved(ctx context.Context, id string, key [sha256.Size]byte, cost int64, now clockFunc, every time.Duration, res *Result) (*plan, error) {
 	for c.held.Load() != 0 {

@@ -156,6 +156,7 @@ func (l *Limiter) addPlans(c config) error {
 		}
 		l.plans[t.Name] = p
 	}
+	warnUnnamedDrift(c.tiers)
 	if c.defaultTier == "" {
 		c.defaultTier = c.tiers[0].Name
 	}
@@ -288,12 +289,18 @@ func (l *Limiter) deniedUnresolved(ctx context.Context, req *Request, key [sha25
 		// applies (and, with WithTierKeyIdentity, it is its own client).
 		return nil, nil
 	}
-	p, err := l.denied.unresolved(ctx, SafeIdentity(req.Identity), key, req.Cost, l.now, l.tiers.ttl, res)
+	p, err := l.denied.unresolved(ctx, SafeIdentity(req.Identity), key, req.Cost, l.now, min(l.tiers.ttl, deniedLookupEvery), res)
 	if err != nil {
 		return nil, callerGone(err)
 	}
 	return p, nil
 }
+
+// deniedLookupEvery is how often a denied client may have a key resolved
+// that the tier cache holds no answer for: a client inventing keys costs
+// the resolver one call a second, and a real key behind a denied address
+// (a customer behind the NAT of an abuser) waits about a second.
+const deniedLookupEvery = time.Second
 
 // answered ends a take that the deny cache answered under p, or that
 // failed with err.
