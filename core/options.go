@@ -366,9 +366,15 @@ func WithoutBreaker() Option {
 // RetryAfter per node.
 //
 // A denial held by a node outlives what resets it elsewhere: after
-// `ratelimit reset`, a tier change or a raised limit, a client this node
-// denied stays denied here until that denial's RetryAfter (at most the
-// longest wait of its limits), then asks the store again.
+// `ratelimit reset` or a raised limit, a client this node denied stays
+// denied here until that denial's RetryAfter (at most the longest wait of
+// its limits), then asks the store again. A tier change is not held back:
+// a denial answers only requests of the tier it was made in, and the tier
+// resolver's answer expires after its TTL ([WithTierResolver]), so a
+// client whose plan changed gets the new tier within that TTL. Before its
+// tier is resolved, a request of a denied client whose lookup key has no
+// cached answer is answered from the denial: inventing keys costs the
+// resolver at most one call a second per denied client.
 func WithDenyCache(size int) Option {
 	return func(c *config) error {
 		if err := once(c.given, "WithDenyCache"); err != nil {
