@@ -22,7 +22,8 @@ import (
 // A client has one entry, of the tier it was last denied in: a denial
 // answers a request of that tier, and also a request whose tier is not
 // resolved yet ([denyCache.unresolved]), so that a denied client sending
-// keys the tier resolver was never asked about costs the resolver nothing.
+// keys the tier resolver was never asked about costs the resolver a few
+// calls, then one a second.
 //
 // It is bounded: when full, it drops expired entries among a sample, or else
 // an arbitrary one (Go's map order), like [tierCache].
@@ -50,9 +51,9 @@ type denyEntry struct {
 	res   Result
 	probe chan struct{} // closed when the probe's answer is in; nil when none runs
 	// lookup is the hash of the denied request's tier lookup key (zero
-	// when it named its tier), and asked when a request of this client
-	// with another lookup key was last let through to the resolver
-	// ([denyCache.unresolved]).
+	// when it named its tier); asked paces the requests of this client
+	// with other lookup keys let through to the resolver, as a GCRA's
+	// theoretical arrival time ([denyCache.unresolved]).
 	lookup [sha256.Size]byte
 	asked  time.Time
 }
@@ -127,10 +128,11 @@ func (c *denyCache) holds(k denyKey, cost int64, now clockFunc, res *Result) boo
 // (the request then resolves its tier and probes, or waits for the probe
 // running, as lookup); when key is the lookup key of the denied request
 // (its cached tier expired: a plan change must reach it); and, for any
-// other key, once per every, so that a denied client presenting a key of
-// another plan gets it within every (or its key's own identity, with
-// [WithTierKeyIdentity]), while one inventing keys costs the resolver one
-// call per every. A waiter whose ctx
+// other key, deniedLookupBurst keys at once, then one per every, so that
+// a denied client presenting a key of another plan gets it (or, with
+// [WithTierKeyIdentity], the real keys behind a denied address are their
+// own clients), while one inventing keys costs the resolver a few calls and
+// then one per every. A waiter whose ctx
 // is done gets ctx's error.
 func (c *denyCache) unresolved(ctx context.Context, id string, key [sha256.Size]byte, cost int64, now clockFunc, every time.Duration, res *Result) (*plan, error) {
 	for c.held.Load() != 0 {
@@ -142,8 +144,8 @@ func (c *denyCache) unresolved(ctx context.Context, id string, key [sha256.Size]
 		}
 		t := now()
 		switch {
-		case t.Before(e.until) && (key == e.lookup || t.Sub(e.asked) >= every):
-			e.asked = t
+		case t.Before(e.until) && (key == e.lookup || e.asked.Sub(t) < deniedLookupBurst*every):
+			e.asked = later(e.asked, t).Add(every)
 			c.mu.Unlock()
 			return nil, nil
 		case t.Before(e.until):
@@ -202,6 +204,19 @@ func (c *denyCache) release(k denyKey, probe chan struct{}, exhausted bool) {
 	close(probe)
 }
 
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// deniedLookupBurst is how many lookup keys without a cached answer a denied
+// client may have resolved at once (then one per [deniedLookupEvery]): the
+// real API keys of a few customers behind one denied address.
+const deniedLookupBurst = 8
+
 // put caches a denied result of the client id in the tier p (looked up by
 // the key whose hash is lookup), whose binding
 // decision waits RetryAfter, in place of any denial of id in another tier.
@@ -217,6 +232,9 @@ func (c *denyCache) put(id string, p *plan, lookup [sha256.Size]byte, cost int64
 	e := &denyEntry{plan: p, until: now.Add(b.RetryAfter), cost: cost, at: now, res: *res, lookup: lookup, asked: now}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if old := c.entries[id]; old != nil {
+		e.asked = later(old.asked, now) // a new denial brings no new lookups
+	}
 	if c.entries[id] == nil && len(c.entries) >= c.size {
 		c.evict(now)
 	}

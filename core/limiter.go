@@ -276,7 +276,7 @@ func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error
 // deniedUnresolved answers req, whose tier is not resolved yet and whose
 // lookup key hashes to key, from the deny cache when its identity has a
 // cached denial and the tier cache has no fresh answer for key: a denied
-// client inventing keys costs the resolver nothing ([denyCache.unresolved]
+// client inventing keys costs the resolver a few calls ([denyCache.unresolved]
 // says when it is asked all the same). It returns the denial's plan, or nil
 // when req must resolve its tier.
 func (l *Limiter) deniedUnresolved(ctx context.Context, req *Request, key [sha256.Size]byte, res *Result) (*plan, error) {
@@ -297,9 +297,9 @@ func (l *Limiter) deniedUnresolved(ctx context.Context, req *Request, key [sha25
 }
 
 // deniedLookupEvery is how often a denied client may have a key resolved
-// that the tier cache holds no answer for: a client inventing keys costs
-// the resolver one call a second, and a real key behind a denied address
-// (a customer behind the NAT of an abuser) waits about a second.
+// that the tier cache holds no answer for, past the first
+// [deniedLookupBurst]: a client inventing keys costs the resolver 8 calls,
+// then one a second.
 const deniedLookupEvery = time.Second
 
 // answered ends a take that the deny cache answered under p, or that

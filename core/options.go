@@ -195,9 +195,9 @@ func WithPrefix(prefix string) Option {
 // default tier; either way [Result.TierErr] says why, and the observers
 // count and log it ([SlogObserver], also the default failure log).
 //
-// A client the deny cache holds costs the resolver nothing for keys the
-// limiter has no plan cached for: inventing keys while denied stays denied
-// (see [WithDenyCache]).
+// A client the deny cache holds is answered before its key is resolved:
+// inventing keys while denied stays denied, and costs the resolver 8
+// calls, then at most one a second (see [WithDenyCache]).
 func WithTierResolver(resolve TierResolver, ttl time.Duration, size int) Option {
 	return func(c *config) error {
 		if err := once(c.given, "WithTierResolver"); err != nil {
@@ -240,7 +240,7 @@ type tierConfig struct {
 // and gets the default tier. That is the safe way to limit by API key:
 // each known key has its own quota, keys behind one address do not share
 // it, and inventing keys mints no quota; a client denied by its address
-// that sends invented keys costs the resolver one call per TTL
+// that sends invented keys costs the resolver 8 calls, then one a second
 // ([WithTierResolver]). The resolver must answer "" for a key it does not
 // know: a tier name, even the default one, makes the key its own client.
 // It needs [WithTierResolver].
@@ -374,7 +374,7 @@ func WithoutBreaker() Option {
 // client whose plan changed gets the new tier within that TTL. Before its
 // tier is resolved, a request of a denied client whose lookup key has no
 // cached answer is answered from the denial: inventing keys costs the
-// resolver at most one call a second per denied client.
+// resolver 8 calls per denied client, then at most one a second.
 func WithDenyCache(size int) Option {
 	return func(c *config) error {
 		if err := once(c.given, "WithDenyCache"); err != nil {
