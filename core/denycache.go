@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"crypto/sha256"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,12 @@ import (
 // once, so a flood from one blocked client costs the store one call per
 // RetryAfter per node, plus the calls it was admitted.
 //
+// A client has one entry, of the tier it was last denied in: a denial
+// answers a request of that tier, and also a request whose tier is not
+// resolved yet ([denyCache.unresolved]), so that a denied client sending
+// keys the tier resolver was never asked about costs the resolver a few
+// calls, then one a second.
+//
 // It is bounded: when full, it drops expired entries among a sample, or else
 // an arbitrary one (Go's map order), like [tierCache].
 type denyCache struct {
@@ -27,24 +34,32 @@ type denyCache struct {
 	held atomic.Int64
 
 	mu      sync.Mutex
-	entries map[denyKey]*denyEntry
+	entries map[string]*denyEntry // by safe identity
 }
 
+// A denyKey is a client (its safe identity) and the tier of its request.
 type denyKey struct {
 	identity string
 	tier     string
 }
 
 type denyEntry struct {
+	plan  *plan     // the tier of the denial
 	until time.Time // when the binding limit admits again
 	cost  int64     // the denied cost: a cheaper request may pass sooner
 	at    time.Time // when the result was cached
 	res   Result
 	probe chan struct{} // closed when the probe's answer is in; nil when none runs
+	// lookup is the hash of the denied request's tier lookup key (zero
+	// when it named its tier); asked paces the requests of this client
+	// with other lookup keys let through to the resolver, as a GCRA's
+	// theoretical arrival time ([denyCache.unresolved]).
+	lookup [sha256.Size]byte
+	asked  time.Time
 }
 
 func newDenyCache(size int) *denyCache {
-	return &denyCache{size: size, entries: make(map[denyKey]*denyEntry)}
+	return &denyCache{size: size, entries: make(map[string]*denyEntry)}
 }
 
 // empty reports whether the cache holds no denial: every lookup misses.
@@ -64,8 +79,8 @@ func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clock
 			return false, nil, nil
 		}
 		c.mu.Lock()
-		e := c.entries[k]
-		if e == nil { // no clock read
+		e := c.entries[k.identity]
+		if e == nil || e.plan.name != k.tier { // no clock read
 			c.mu.Unlock()
 			return false, nil, nil
 		}
@@ -97,12 +112,61 @@ func (c *denyCache) holds(k denyKey, cost int64, now clockFunc, res *Result) boo
 		return false
 	}
 	c.mu.Lock()
-	e := c.entries[k]
-	if e == nil {
+	e := c.entries[k.identity]
+	if e == nil || e.plan.name != k.tier {
 		c.mu.Unlock()
 		return false
 	}
 	return c.answerUnlock(e, now(), cost, res)
+}
+
+// unresolved answers a request of cost by the client id, whose tier is not
+// known yet and whose lookup key hashes to key, from id's cached denial,
+// without its tier: it returns the denial's plan and sets res as lookup
+// does, or returns nil when the request must resolve its tier first. It
+// must: when id has no denial that covers cost; when the denial ran out
+// (the request then resolves its tier and probes, or waits for the probe
+// running, as lookup); when key is the lookup key of the denied request
+// (its cached tier expired: a plan change must reach it); and, for any
+// other key, deniedLookupBurst keys at once, then one per every, so that
+// a denied client presenting a key of another plan gets it (or, with
+// [WithTierKeyIdentity], the real keys behind a denied address are their
+// own clients), while one inventing keys costs the resolver a few calls and
+// then one per every. A waiter whose ctx
+// is done gets ctx's error.
+func (c *denyCache) unresolved(ctx context.Context, id string, key [sha256.Size]byte, cost int64, now clockFunc, every time.Duration, res *Result) (*plan, error) {
+	for c.held.Load() != 0 {
+		c.mu.Lock()
+		e := c.entries[id]
+		if e == nil || cost > e.plan.fits {
+			c.mu.Unlock()
+			return nil, nil
+		}
+		t := now()
+		switch {
+		case t.Before(e.until) && (key == e.lookup || e.asked.Sub(t) < deniedLookupBurst*every):
+			e.asked = later(e.asked, t).Add(every)
+			c.mu.Unlock()
+			return nil, nil
+		case t.Before(e.until):
+			p := e.plan
+			if c.answerUnlock(e, t, cost, res) {
+				return p, nil
+			}
+			return nil, nil
+		case e.probe == nil:
+			c.mu.Unlock()
+			return nil, nil
+		}
+		wait := e.probe
+		c.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return nil, nil
 }
 
 // answerUnlock reports whether e, read at t, answers a request of cost:
@@ -128,11 +192,11 @@ func (c *denyCache) answerUnlock(e *denyEntry, t time.Time, cost int64, res *Res
 // entry goes.
 func (c *denyCache) release(k denyKey, probe chan struct{}, exhausted bool) {
 	c.mu.Lock()
-	if e := c.entries[k]; e != nil && e.probe == probe {
+	if e := c.entries[k.identity]; e != nil && e.probe == probe {
 		if exhausted {
 			e.probe = nil
 		} else {
-			delete(c.entries, k)
+			delete(c.entries, k.identity)
 			c.held.Store(int64(len(c.entries)))
 		}
 	}
@@ -140,23 +204,41 @@ func (c *denyCache) release(k denyKey, probe chan struct{}, exhausted bool) {
 	close(probe)
 }
 
-// put caches a denied result whose binding decision waits RetryAfter.
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// deniedLookupBurst is how many lookup keys without a cached answer a denied
+// client may have resolved at once (then one per [deniedLookupEvery]): the
+// real API keys of a few customers behind one denied address.
+const deniedLookupBurst = 8
+
+// put caches a denied result of the client id in the tier p (looked up by
+// the key whose hash is lookup), whose binding
+// decision waits RetryAfter, in place of any denial of id in another tier.
 // Results that waiting cannot change (cost too high) are not cached, nor
 // are denials of a [Concurrency] limit: a lease released on any node
 // admits the next request at once, so its RetryAfter is an estimate, and a
 // cached denial would block a client whose requests already ended.
-func (c *denyCache) put(k denyKey, cost int64, res *Result, now time.Time) {
+func (c *denyCache) put(id string, p *plan, lookup [sha256.Size]byte, cost int64, res *Result, now time.Time) {
 	b := res.binding()
 	if b.Reason != Exhausted || b.RetryAfter <= 0 || res.inFlightDenied() {
 		return
 	}
-	e := &denyEntry{until: now.Add(b.RetryAfter), cost: cost, at: now, res: *res}
+	e := &denyEntry{plan: p, until: now.Add(b.RetryAfter), cost: cost, at: now, res: *res, lookup: lookup, asked: now}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.entries[k] == nil && len(c.entries) >= c.size {
+	if old := c.entries[id]; old != nil {
+		e.asked = later(old.asked, now) // a new denial brings no new lookups
+	}
+	if c.entries[id] == nil && len(c.entries) >= c.size {
 		c.evict(now)
 	}
-	c.entries[k] = e
+	c.entries[id] = e
 	c.held.Store(int64(len(c.entries)))
 }
 

@@ -149,14 +149,14 @@ func TestCachesHoldBoundedIdentities(t *testing.T) {
 		require.False(t, res.Allowed)
 	}
 	require.Equal(t, 50, l.tiers.len())
-	for k := range l.tiers.entries {
+	for k := range l.tiers.defaulted {
 		assert.LessOrEqual(t, len(k), MaxIdentityLen, "tier cache key")
 	}
 	l.denied.mu.Lock()
 	defer l.denied.mu.Unlock()
 	require.Len(t, l.denied.entries, 50)
 	for k := range l.denied.entries {
-		assert.LessOrEqual(t, len(k.identity), MaxIdentityLen, "deny cache key")
+		assert.LessOrEqual(t, len(k), MaxIdentityLen, "deny cache key")
 	}
 }
 

@@ -2,11 +2,14 @@ package core
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/ratelimitkit/ratelimit/internal/secrethash"
 )
 
 var (
@@ -61,6 +64,7 @@ type Limiter struct {
 	shadow    bool
 	local     bool      // the store is NonBlocking
 	now       clockFunc // the store's clock (Clocked), or time.Now
+	keyIdent  bool      // a TierKey the resolver knows is the Identity (WithTierKeyIdentity)
 	pending   pendingReleases
 
 	waitTimer  timerFunc                         // the sleeps of WaitTake; nil: time.NewTimer
@@ -124,7 +128,7 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	l := &Limiter{
 		store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)),
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
-		quiet: quiet, shadow: c.shadow, now: storeClock(store),
+		quiet: quiet, shadow: c.shadow, now: storeClock(store), keyIdent: c.keyIdent,
 	}
 	_, l.local = store.(NonBlocking)
 	if err := l.addPlans(c); err != nil {
@@ -133,8 +137,8 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if err := l.checkLeaser(); err != nil {
 		return nil, err
 	}
-	if c.resolver != nil {
-		l.tiers = newTierCache(c.resolver, c.cacheTTL, c.cacheSize, l.now)
+	if c.resolver.resolve != nil {
+		l.tiers = newTierCache(c.resolver, l.def.name, l.now)
 	}
 	if cfg, on := c.breakerConfig(l.local); on {
 		l.breakers = newBreakers(cfg, l.now, l.breakerChanged)
@@ -159,6 +163,7 @@ func (l *Limiter) addPlans(c config) error {
 		}
 		l.plans[t.Name] = p
 	}
+	warnUnnamedDrift(c.tiers)
 	if c.defaultTier == "" {
 		c.defaultTier = c.tiers[0].Name
 	}
@@ -262,7 +267,14 @@ func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error
 		return callerGone(err)
 	}
 	p, tierErr := l.def, error(nil)
-	if req.Tier != "" || l.tiers != nil { // else the default tier, without a call
+	if req.Tier == "" && l.tiers != nil {
+		key := tierKeyHash(lookupKey(req))
+		hit, err := l.deniedUnresolved(ctx, req, key, res)
+		if err != nil || hit != nil {
+			return l.answered(ctx, req, hit, err, res)
+		}
+		p, tierErr = l.resolved(ctx, req, key)
+	} else if req.Tier != "" { // else the default tier, without a call
 		p, tierErr = l.plan(ctx, req)
 	}
 	if err := l.take(ctx, req, p, res); err != nil {
@@ -270,6 +282,46 @@ func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error
 		return err
 	}
 	l.decided(ctx, req, p, tierErr, res)
+	return nil
+}
+
+// deniedUnresolved answers req, whose tier is not resolved yet and whose
+// lookup key hashes to key, from the deny cache when its identity has a
+// cached denial and the tier cache has no fresh answer for key: a denied
+// client inventing keys costs the resolver a few calls ([denyCache.unresolved]
+// says when it is asked all the same). It returns the denial's plan, or nil
+// when req must resolve its tier.
+func (l *Limiter) deniedUnresolved(ctx context.Context, req *Request, key [sha256.Size]byte, res *Result) (*plan, error) {
+	if l.denied == nil || l.denied.empty() || req.Cost == 0 {
+		return nil, nil
+	}
+	if e, ok, fresh := l.tiers.cached(key); fresh || ok && e.tier != "" {
+		// Known without a call, or a key the resolver knows whose
+		// answer expired: asked once per TTL, so that a plan change
+		// applies (and, with WithTierKeyIdentity, it is its own client).
+		return nil, nil
+	}
+	p, err := l.denied.unresolved(ctx, SafeIdentity(req.Identity), key, req.Cost, l.now, min(l.tiers.ttl, deniedLookupEvery), res)
+	if err != nil {
+		return nil, callerGone(err)
+	}
+	return p, nil
+}
+
+// deniedLookupEvery is how often a denied client may have a key resolved
+// that the tier cache holds no answer for, past the first
+// [deniedLookupBurst]: a client inventing keys costs the resolver 8 calls,
+// then one a second.
+const deniedLookupEvery = time.Second
+
+// answered ends a take that the deny cache answered under p, or that
+// failed with err.
+func (l *Limiter) answered(ctx context.Context, req *Request, p *plan, err error, res *Result) error {
+	if err != nil {
+		*res = Result{}
+		return err
+	}
+	l.decided(ctx, req, p, nil, res)
 	return nil
 }
 
@@ -281,7 +333,7 @@ func (l *Limiter) decided(ctx context.Context, req *Request, p *plan, tierErr er
 	if l.shadow && !res.Allowed && !res.Degraded {
 		res.Allowed, res.Shadowed = true, true
 	}
-	if !l.quiet || res.Degraded {
+	if !l.quiet || res.Degraded || res.TierErr != nil {
 		l.observe(ctx, *req, res)
 	}
 }
@@ -324,7 +376,11 @@ func (l *Limiter) take(ctx context.Context, req *Request, p *plan, res *Result) 
 	}
 	err = l.takeStore(ctx, id, req.Cost, p, res)
 	if err == nil && !res.Allowed && !res.Degraded {
-		l.denied.put(dk, req.Cost, res, l.now())
+		var lookup [sha256.Size]byte
+		if req.Tier == "" && l.tiers != nil {
+			lookup = tierKeyHash(lookupKey(req))
+		}
+		l.denied.put(id, p, lookup, req.Cost, res, l.now())
 	}
 	if probe != nil {
 		l.denied.release(dk, probe, err == nil && !res.Degraded && res.Allowed && res.binding().Remaining == 0)
@@ -468,17 +524,42 @@ func (l *Limiter) BreakerState() BreakerState {
 // TierKey (or Identity), else the default. The error says why a named or
 // resolved tier was not used.
 func (l *Limiter) plan(ctx context.Context, req *Request) (*plan, error) {
-	name := req.Tier
-	if name == "" && l.tiers != nil {
-		lookup := req.TierKey
-		if lookup == "" {
-			lookup = req.Identity
-		}
-		var err error
-		if name, err = l.tiers.tier(ctx, lookup); err != nil {
-			return l.def, fmt.Errorf("ratelimit: resolve tier: %w", err)
-		}
+	if req.Tier == "" && l.tiers != nil {
+		return l.resolved(ctx, req, tierKeyHash(lookupKey(req)))
 	}
+	return l.named(req.Tier)
+}
+
+// lookupKey is what the resolver looks the tier of req up by.
+func lookupKey(req *Request) string {
+	if req.TierKey != "" {
+		return req.TierKey
+	}
+	return req.Identity
+}
+
+// resolved picks the tier the resolver names for the lookup key of req
+// (whose hash is key). When it failed but the last tier it named is kept
+// ([WithTierStale]), that tier is used and the error says so. With
+// [WithTierKeyIdentity], a key the resolver knows becomes req's Identity.
+func (l *Limiter) resolved(ctx context.Context, req *Request, key [sha256.Size]byte) (*plan, error) {
+	name, err := l.tiers.tier(ctx, key, lookupKey(req))
+	if name != "" && l.keyIdent && req.TierKey != "" {
+		req.Identity = secrethash.KeyIdentity(req.TierKey)
+	}
+	if err != nil && name == "" {
+		return l.def, fmt.Errorf("ratelimit: resolve tier: %w", err)
+	}
+	p, unknown := l.named(name)
+	if err != nil && unknown == nil {
+		return p, fmt.Errorf("ratelimit: resolve tier: %w", err)
+	}
+	return p, unknown
+}
+
+// named returns the plan of the tier name ("": the default); the error
+// says when there is no such tier.
+func (l *Limiter) named(name string) (*plan, error) {
 	if name == "" {
 		return l.def, nil
 	}

@@ -218,9 +218,11 @@ func TestTierResolverErrorsAreNotCached(t *testing.T) {
 
 func TestTierCacheStaysBoundedUnderIdentityRotation(t *testing.T) {
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := newTierCache(constTier("pro"), time.Hour, 100, func() time.Time { return now })
+	c := newTierCache(tierConfig{resolve: constTier("pro"), ttl: time.Hour, size: 100, timeout: time.Minute},
+		"free", func() time.Time { return now })
 	for i := range 10_000 {
-		tier, err := c.tier(context.Background(), "id-"+strconv.Itoa(i))
+		id := "id-" + strconv.Itoa(i)
+		tier, err := c.tier(context.Background(), tierKeyHash(id), id)
 		require.NoError(t, err)
 		require.Equal(t, "pro", tier)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 )
 
@@ -48,9 +49,17 @@ func failureLog() *SlogObserver {
 	return &SlogObserver{log: newLogSampler(nil)}
 }
 
-// Decided logs a denied (or shadow-denied) request at Warn and a degraded
-// one at Error.
+// Decided logs a denied (or shadow-denied) request at Warn, a degraded
+// one at Error, and a request whose tier resolver failed ([Result.TierErr])
+// at Warn (also when the SlogObserver is the default failure log). The
+// resolver's error text is logged, cut to 256 bytes: it must not hold the
+// lookup key.
 func (o *SlogObserver) Decided(ctx context.Context, req Request, res Result) {
+	if res.TierErr != nil {
+		o.log.emit(ctx, slog.LevelWarn, "ratelimit: tier resolver failed",
+			slog.String("client", HashIdentity(req.Identity)), slog.String("tier", res.Tier),
+			slog.Bool("stale", errors.Is(res.TierErr, ErrTierStale)), slog.String("error", truncated(errorText(res.TierErr))))
+	}
 	switch {
 	case res.Degraded:
 		o.log.emit(ctx, slog.LevelError, "ratelimit: store unavailable, degraded decision",

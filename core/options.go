@@ -43,9 +43,8 @@ type config struct {
 	tiers       []Tier
 	defaultTier string
 	prefix      string
-	resolver    TierResolver
-	cacheTTL    time.Duration
-	cacheSize   int
+	resolver    tierConfig
+	keyIdent    bool // WithTierKeyIdentity
 	failure     FailureMode
 	timeout     time.Duration
 	breaker     *BreakerConfig // set by WithBreaker
@@ -80,6 +79,23 @@ func (c *config) check() error {
 	if c.failure == FailLocal && c.fallback == nil {
 		return errors.New("ratelimit: WithFailureMode(FailLocal) needs a fallback store: use WithFallback")
 	}
+	return c.checkResolver()
+}
+
+// checkResolver reports the resolver's options given without a resolver
+// and completes the resolver's defaults.
+func (c *config) checkResolver() error {
+	for _, name := range []string{"WithTierStale", "WithTierTimeout", "WithTierKeyIdentity"} {
+		if c.given[name] && c.resolver.resolve == nil {
+			return fmt.Errorf("ratelimit: %s needs WithTierResolver: there is no tier resolver", name)
+		}
+	}
+	if !c.given["WithTierStale"] {
+		c.resolver.stale = DefaultTierStale
+	}
+	if !c.given["WithTierTimeout"] {
+		c.resolver.timeout = c.timeout
+	}
 	return nil
 }
 
@@ -92,6 +108,14 @@ const (
 	// DefaultTimeout bounds every store call: a rate limiter must not make
 	// a slow cache the API's latency.
 	DefaultTimeout = 50 * time.Millisecond
+	// DefaultTierStale is how long a limiter keeps applying the last
+	// tier its resolver named for a key, past the answer's cache TTL, while
+	// the resolver fails ([WithTierStale]). An hour rides out the outages of
+	// a plan database that a person fixes (a failover, a bad deploy) without
+	// putting paying customers on the default tier; a plan that changed
+	// meanwhile is applied when the resolver answers again. It costs
+	// nothing while the resolver works.
+	DefaultTierStale = time.Hour
 	// DefaultDenyCacheSize is how many denied clients a limiter remembers
 	// by default ([WithDenyCache]): an entry is about 300 bytes plus the
 	// Result's decisions, so 10,000 blocked clients cost a few MiB.
@@ -151,8 +175,29 @@ func WithPrefix(prefix string) Option {
 // WithTierResolver makes the limiter ask resolve for the tier of requests
 // that name none, by their lookup key ([Request.TierKey], else the
 // Identity; the middleware's [HTTPTierKey]). Answers are cached by a hash
-// of the key for ttl in at most size entries (defaults 1 minute and 10,000
-// when zero); errors are not cached.
+// of the key for ttl (default 1 minute when zero): a plan change reaches
+// the limiter within ttl. Errors are not cached.
+//
+// The cache holds at most size answers naming a tier other than the default
+// (a customer's plan), and at most size more of the default tier or ""
+// (default 10,000 when zero): resolve should answer "" (or the default
+// tier's name) for a key it does not know, so that a flood of invented keys
+// never evicts a customer's plan. Concurrent requests missing the same key
+// share one call of resolve.
+//
+// The resolver runs on the request path, so its time is bounded: it gets a
+// context with a deadline ([WithTierTimeout], default the limiter's
+// [WithTimeout]), in a goroutine of its own that ends when it returns, and
+// a request waits for it no longer than that deadline, even when resolve
+// ignores its context. When resolve fails or runs out of time, the request
+// keeps the last tier resolve named for its key for up to [WithTierStale]
+// (default [DefaultTierStale]) past that answer's ttl, else gets the
+// default tier; either way [Result.TierErr] says why, and the observers
+// count and log it ([SlogObserver], also the default failure log).
+//
+// A client the deny cache holds is answered before its key is resolved:
+// inventing keys while denied stays denied, and costs the resolver 8
+// calls, then at most one a second (see [WithDenyCache]).
 func WithTierResolver(resolve TierResolver, ttl time.Duration, size int) Option {
 	return func(c *config) error {
 		if err := once(c.given, "WithTierResolver"); err != nil {
@@ -172,7 +217,73 @@ func WithTierResolver(resolve TierResolver, ttl time.Duration, size int) Option 
 		if size == 0 {
 			size = defaultTierCacheSize
 		}
-		c.resolver, c.cacheTTL, c.cacheSize = resolve, ttl, size
+		c.resolver.resolve, c.resolver.ttl, c.resolver.size = resolve, ttl, size
+		return nil
+	}
+}
+
+// tierConfig is the configuration of the tier resolver and its cache.
+type tierConfig struct {
+	resolve TierResolver
+	ttl     time.Duration
+	size    int
+	stale   time.Duration
+	timeout time.Duration
+}
+
+// WithTierKeyIdentity makes a request whose [Request.TierKey] the
+// resolver knows (answers a tier name, not "") a client of its own: its
+// Identity becomes "key:" and a hash of the TierKey, the identity
+// keyfunc.Header gives the same key (so `ratelimit inspect` finds it).
+// A request without a TierKey, or with one the resolver answers "" for (an
+// unknown or invented key), keeps its Identity (the client's address, say)
+// and gets the default tier. That is the safe way to limit by API key:
+// each known key has its own quota, keys behind one address do not share
+// it, and inventing keys mints no quota; a client denied by its address
+// that sends invented keys costs the resolver 8 calls, then one a second
+// ([WithTierResolver]). The resolver must answer "" for a key it does not
+// know: a tier name, even the default one, makes the key its own client.
+// It needs [WithTierResolver].
+func WithTierKeyIdentity() Option {
+	return func(c *config) error {
+		if err := once(c.given, "WithTierKeyIdentity"); err != nil {
+			return err
+		}
+		c.keyIdent = true
+		return nil
+	}
+}
+
+// WithTierStale sets how long past an answer's cache TTL the limiter keeps
+// the last tier its resolver named for a key while the resolver fails
+// (default [DefaultTierStale]; 0 keeps none: a failure applies the default
+// tier). It needs [WithTierResolver].
+func WithTierStale(d time.Duration) Option {
+	return func(c *config) error {
+		if err := once(c.given, "WithTierStale"); err != nil {
+			return err
+		}
+		if d < 0 {
+			return fmt.Errorf("ratelimit: WithTierStale: window must not be negative, got %s", d)
+		}
+		c.resolver.stale = d
+		return nil
+	}
+}
+
+// WithTierTimeout bounds the time a request waits for the tier resolver
+// (default the limiter's [WithTimeout]); the resolver's context has that
+// deadline too. A resolver that does not answer in time counts as failed
+// (see [WithTierResolver]). It needs [WithTierResolver].
+func WithTierTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if err := once(c.given, "WithTierTimeout"); err != nil {
+			return err
+		}
+		if d <= 0 {
+			return fmt.Errorf("ratelimit: WithTierTimeout: timeout must be positive, got %s", d)
+		}
+		c.resolver.timeout = d
 		return nil
 	}
 }
@@ -255,9 +366,15 @@ func WithoutBreaker() Option {
 // RetryAfter per node.
 //
 // A denial held by a node outlives what resets it elsewhere: after
-// `ratelimit reset`, a tier change or a raised limit, a client this node
-// denied stays denied here until that denial's RetryAfter (at most the
-// longest wait of its limits), then asks the store again.
+// `ratelimit reset` or a raised limit, a client this node denied stays
+// denied here until that denial's RetryAfter (at most the longest wait of
+// its limits), then asks the store again. A tier change is not held back:
+// a denial answers only requests of the tier it was made in, and the tier
+// resolver's answer expires after its TTL ([WithTierResolver]), so a
+// client whose plan changed gets the new tier within that TTL. Before its
+// tier is resolved, a request of a denied client whose lookup key has no
+// cached answer is answered from the denial: inventing keys costs the
+// resolver 8 calls per denied client, then at most one a second.
 func WithDenyCache(size int) Option {
 	return func(c *config) error {
 		if err := once(c.given, "WithDenyCache"); err != nil {

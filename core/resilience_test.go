@@ -199,7 +199,7 @@ func TestDenyCacheIsBounded(t *testing.T) {
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := NewResult(Decision{Reason: Exhausted, RetryAfter: time.Hour})
 	for i := range 1000 {
-		c.put(denyKey{identity: fmt.Sprint(i)}, 1, &res, now)
+		c.put(fmt.Sprint(i), &plan{name: "free"}, [32]byte{}, 1, &res, now)
 	}
 	assert.Len(t, c.entries, 50)
 }

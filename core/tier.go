@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 )
 
@@ -14,6 +15,12 @@ import (
 // tier: limits of the same name in different tiers share a client's state,
 // so a client whose tier changes (an upgrade) keeps its usage, read with the
 // new tier's numbers. Give limits different names for separate quotas.
+// Unnamed limits derive their name from their numbers
+// ([Limit.EffectiveName]): PerDay(1000) and PerDay(100000) are
+// "1000-per-1d" and "100000-per-1d", separate quotas, so an upgrade would
+// start the client from a full quota. [NewLimiter] warns (slog's default
+// logger) when two tiers have unnamed limits of one algorithm and period
+// whose names differ: name them.
 type Tier struct {
 	Name   string
 	Limits []Limit
@@ -41,6 +48,41 @@ func RecipeTiers() []Tier {
 // makes the limiter apply the default tier and report the error in
 // [Result.TierErr].
 type TierResolver func(ctx context.Context, lookupKey string) (string, error)
+
+// warnUnnamedDrift warns, on slog's default logger, of each pair of tiers
+// with unnamed limits of one algorithm and period (and calendar) whose
+// derived names differ: a client changing between them would lose its
+// usage, which is seldom meant. Named limits say what is meant.
+func warnUnnamedDrift(tiers []Tier) {
+	for i, a := range tiers {
+		for _, b := range tiers[i+1:] {
+			if x, y, ok := unnamedDrift(a, b); ok {
+				slog.Warn(fmt.Sprintf("ratelimit: tiers %q and %q have unnamed %s limits of one period with different names (%q and %q): "+
+					"a client whose tier changes starts from a full quota; give both one Name to keep its usage, or different Names if separate quotas are meant",
+					a.Name, b.Name, x.Algorithm, x.EffectiveName(), y.EffectiveName()))
+			}
+		}
+	}
+}
+
+// unnamedDrift returns the first unnamed limits of a and b of one
+// algorithm, period and calendar whose derived names differ.
+func unnamedDrift(a, b Tier) (x, y Limit, ok bool) {
+	for _, x := range a.Limits {
+		for _, y := range b.Limits {
+			if x.Name == "" && y.Name == "" && x.Algorithm == y.Algorithm && x.Period == y.Period &&
+				sameCalendar(x.Calendar, y.Calendar) && x.EffectiveName() != y.EffectiveName() {
+				return x, y, true
+			}
+		}
+	}
+	return Limit{}, Limit{}, false
+}
+
+func sameCalendar(a, b Calendar) bool {
+	return a.Unit == b.Unit && (a.Location == nil) == (b.Location == nil) &&
+		(a.Location == nil || a.Location.String() == b.Location.String())
+}
 
 // maxLimitsPerTier bounds the keys of one store call.
 const maxLimitsPerTier = 16

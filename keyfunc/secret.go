@@ -1,11 +1,11 @@
 package keyfunc
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/ratelimitkit/ratelimit/internal/secrethash"
 )
 
 // MaxSecretBytes is the longest API key or token [Header] and [BearerToken]
@@ -56,12 +56,9 @@ func hashSecret(header, secret string) (string, error) {
 	if secret == "" || len(secret) > MaxSecretBytes {
 		return "", fmt.Errorf("ratelimit: keyfunc: %s: missing, empty or oversized: %w", header, ErrNoKey)
 	}
-	return "key:" + hash22(secret), nil
+	return secrethash.KeyIdentity(secret), nil
 }
 
 // hash22 returns the first 16 bytes of the SHA-256 of s in base64url without
 // padding: 22 characters from [A-Za-z0-9_-].
-func hash22(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return base64.RawURLEncoding.EncodeToString(sum[:16])
-}
+func hash22(s string) string { return secrethash.Hash22(s) }

@@ -109,17 +109,10 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	if len(trusted) > 0 {
 		ip, err = keyfunc.XForwardedFor(trusted)
 	}
-	apiKey, keyErr := keyfunc.Header("X-API-Key") // hashed: no key is stored
 	account, accountErr := keyfunc.FormValue("account")
 	fallback, fallbackErr := memstore.New()
-	if err := errors.Join(err, keyErr, accountErr, fallbackErr); err != nil {
+	if err := errors.Join(err, accountErr, fallbackErr); err != nil {
 		return nil, err
-	}
-	knownKey := func(r *http.Request) (string, error) {
-		if plan, _ := planOf(r.Context(), r.Header.Get("X-API-Key")); plan == "" {
-			return "", keyfunc.ErrNoKey // an invented key counts as none: it mints no quota
-		}
-		return apiKey(r)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -127,7 +120,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 
 	// Fail open: a Redis outage must not become an API outage.
 	api, apiErr := newLimiter("api", store, reg, violations, core.WithTiers(tiers()...),
-		core.WithTierResolver(planOf, time.Minute, 10_000), core.WithFailureMode(core.FailOpen))
+		core.WithTierResolver(planOf, time.Minute, 10_000), core.WithTierKeyIdentity(), core.WithFailureMode(core.FailOpen))
 	// Not open: a brute-force guard that fails open is a bypass while Redis
 	// is down, or while an attacker keeps it busy. Not closed: that locks
 	// every user out. Local: each node guards on its own, so with N nodes a
@@ -147,6 +140,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	// then holds 2 per client itself (so with N nodes at most 2N).
 	exportLimit := core.Concurrent(2).WithName("export")
 	exporter, exportErr := newLimiter("export", store, reg, violations, core.WithLimits(exportLimit),
+		core.WithTierResolver(knownKey, time.Minute, 10_000), core.WithTierKeyIdentity(),
 		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
 	if err := errors.Join(apiErr, loginErr, hookErr, exportErr); err != nil {
 		return nil, err
@@ -159,7 +153,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, echo.Map{"status": "ok"}) })
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	e.GET("/api/hello", func(c echo.Context) error { return c.JSON(http.StatusOK, echo.Map{"message": "hello"}) },
-		ratelimitecho.New(api, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.HTTPTierKey(rawAPIKey), deny))
+		ratelimitecho.New(api, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey), deny))
 	e.POST("/login", func(c echo.Context) error {
 		if c.FormValue("account") == "alice" && c.FormValue("password") == "correct-horse-battery-staple" { // your real check
 			return c.JSON(http.StatusOK, echo.Map{"message": "welcome"})
@@ -174,7 +168,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 			return c.JSON(http.StatusServiceUnavailable, echo.Map{"error": "export not finished"})
 		}
 		return c.JSON(http.StatusOK, echo.Map{"status": "exported"})
-	}, ratelimitecho.New(exporter, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)), deny))
+	}, ratelimitecho.New(exporter, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey), deny))
 	return e, nil
 }
 
@@ -223,8 +217,10 @@ func tiers() []core.Tier {
 }
 
 // planOf is the api limiter's core.TierResolver, standing in for your
-// API-key database: the limiter caches its answers by a hash of the key.
-// "", for an unknown key, is the first tier, free.
+// API-key database: the limiter caches its answers by a hash of the key,
+// asks once for concurrent requests of one key, within its timeout. "",
+// for an unknown key, is the first tier, free, and (core.WithTierKeyIdentity)
+// leaves the request keyed by its address: an invented key mints no quota.
 func planOf(_ context.Context, apiKey string) (string, error) {
 	switch apiKey {
 	case "pro-demo-key":
@@ -235,6 +231,16 @@ func planOf(_ context.Context, apiKey string) (string, error) {
 		return "free", nil
 	}
 	return "", nil
+}
+
+// knownKey is the export limiter's core.TierResolver: its one tier for a
+// key planOf knows, so that (core.WithTierKeyIdentity) a known key has its
+// own places and any other request those of its address.
+func knownKey(ctx context.Context, apiKey string) (string, error) {
+	if plan, err := planOf(ctx, apiKey); plan == "" || err != nil {
+		return "", err
+	}
+	return core.DefaultTierName, nil
 }
 
 // rawAPIKey is the lookup key of planOf (core.HTTPTierKey): the raw key,

@@ -83,7 +83,7 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 	}
 	p := &Policy{
 		APIOptions: []core.HTTPOption{
-			core.HTTPKeyFunc(keyfunc.FirstOf(knownAPIKey, ip)),
+			core.HTTPKeyFunc(ip),        // no key, or an unknown one: the address (core.WithTierKeyIdentity)
 			core.HTTPTierKey(rawAPIKey), // the resolver looks the raw key up; the identity stays hashed
 		},
 		LoginOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.Composite(account, ip)),
@@ -92,11 +92,11 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 		// The client of an export is the client of the API: a known key, so
 		// that users behind one NAT each have their own places, else the IP;
 		// an invented key counts as none, so it mints no places.
-		ExportOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.FirstOf(knownAPIKey, ip))},
+		ExportOptions: []core.HTTPOption{core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey)},
 	}
 	// Distinct prefixes: the four limiters never count against each other.
 	if p.API, err = core.NewLimiter(store, core.WithPrefix("rl:api"), core.WithTiers(Tiers()...),
-		core.WithTierResolver(PlanOf, time.Minute, 10_000)); err != nil {
+		core.WithTierResolver(PlanOf, time.Minute, 10_000), core.WithTierKeyIdentity()); err != nil {
 		return nil, err
 	}
 	login := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
@@ -110,7 +110,8 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 	// The cost of an export is its duration, so it is limited in flight:
 	// the middleware releases the lease when the handler returns.
 	export := core.Concurrent(2).WithName("export")
-	if p.Export, err = core.NewLimiter(store, core.WithPrefix("rl:export"), core.WithLimits(export)); err != nil {
+	if p.Export, err = core.NewLimiter(store, core.WithPrefix("rl:export"), core.WithLimits(export),
+		core.WithTierResolver(knownKey, time.Minute, 10_000), core.WithTierKeyIdentity()); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -123,26 +124,22 @@ func clientIP(trusted []netip.Prefix) (keyfunc.Func, error) {
 	return keyfunc.XForwardedFor(trusted)
 }
 
-var apiKeyHeader = keyfunc.Must(keyfunc.Header("X-API-Key"))
-
-// knownAPIKey identifies a client by its API key, hashed, when the key is
-// known; an unknown key counts as no key, so inventing keys cannot mint
-// fresh quotas.
-func knownAPIKey(r *http.Request) (string, error) {
-	if DemoKeys[r.Header.Get("X-API-Key")] == "" {
-		return "", keyfunc.ErrNoKey
-	}
-	return apiKeyHeader(r)
-}
-
 // PlanOf is the API limiter's core.TierResolver: the plan of an API key,
 // standing in for a database query; the limiter caches its answers by a
-// hash of the key. An unknown key has the free plan.
+// hash of the key. An unknown key has none, "": the default tier, free,
+// and (core.WithTierKeyIdentity) the request stays keyed by its address,
+// so inventing keys mints no quota.
 func PlanOf(_ context.Context, apiKey string) (string, error) {
-	if tier := DemoKeys[apiKey]; tier != "" {
-		return tier, nil
+	return DemoKeys[apiKey], nil
+}
+
+// knownKey is the export limiter's core.TierResolver: its one tier for a
+// known key, which then (core.WithTierKeyIdentity) has its own places.
+func knownKey(_ context.Context, apiKey string) (string, error) {
+	if DemoKeys[apiKey] == "" {
+		return "", nil
 	}
-	return "free", nil
+	return core.DefaultTierName, nil
 }
 
 // rawAPIKey is PlanOf's lookup key (core.HTTPTierKey): the raw X-API-Key.

@@ -2,6 +2,7 @@ package ratelimitprom
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,6 +46,7 @@ type Collector struct {
 	state       prometheus.Gauge
 	transitions *prometheus.CounterVec
 	inFlight    *prometheus.GaugeVec
+	tierErrors  *prometheus.CounterVec
 	leases      sync.Map // *core.Lease -> []prometheus.Gauge it raised, until Released
 	routes      *routeSet
 }
@@ -90,6 +92,11 @@ func New(opts ...Option) (*Collector, error) {
 			Help:        "Leases of concurrency limits held by requests this process admitted and has not released yet, by tier and limit.",
 			ConstLabels: c.constLabels,
 		}, []string{"tier", "limit"}),
+		tierErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "ratelimit_tier_errors_total",
+			Help:        "Requests whose tier resolver failed or named an unknown tier, by the tier applied and whether it was the last known one (stale) or the default.",
+			ConstLabels: c.constLabels,
+		}, []string{"tier", "result"}),
 		routes: &routeSet{max: c.maxRoutes},
 	}, nil
 }
@@ -110,6 +117,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.state.Describe(ch)
 	c.transitions.Describe(ch)
 	c.inFlight.Describe(ch)
+	c.tierErrors.Describe(ch)
 }
 
 // Collect implements [prometheus.Collector].
@@ -119,6 +127,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.state.Collect(ch)
 	c.transitions.Collect(ch)
 	c.inFlight.Collect(ch)
+	c.tierErrors.Collect(ch)
 }
 
 // Decided implements [core.Observer]: it counts res under its tier, its
@@ -128,10 +137,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // ([core.Result].Lease), it raises ratelimit_in_flight of every
 // [core.Concurrency] limit of the tier by one, until [Collector.Released]
 // (a lease never given to [core.Limiter.Release] stays counted, and
-// remembered, as it stays held).
+// remembered, as it stays held). A request whose tier resolver failed
+// ([core.Result].TierErr) also counts in ratelimit_tier_errors_total.
 func (c *Collector) Decided(_ context.Context, req core.Request, res core.Result) {
 	route := c.routes.label(req.Route)
 	c.requests.WithLabelValues(res.Tier, res.Binding().Limit.Name, route, result(res)).Inc()
+	if res.TierErr != nil {
+		c.tierErrors.WithLabelValues(res.Tier, tierResult(res.TierErr)).Inc()
+	}
 	if res.Lease != nil {
 		c.leased(res)
 	}
@@ -190,6 +203,25 @@ func result(res core.Result) string {
 		return ResultAllowed
 	}
 	return ResultDenied
+}
+
+// Values of the result label of ratelimit_tier_errors_total.
+const (
+	// TierStale: the resolver failed and the last tier it named for the
+	// key was kept ([core.WithTierStale]).
+	TierStale = "stale"
+	// TierDefault: the resolver failed (or named an unknown tier) and the
+	// default tier applied.
+	TierDefault = "default"
+)
+
+// tierResult returns the result label of a request whose tier resolver
+// failed with err.
+func tierResult(err error) string {
+	if errors.Is(err, core.ErrTierStale) {
+		return TierStale
+	}
+	return TierDefault
 }
 
 // stateValue returns the gauge value of s: 0 closed, 1 open, 2 half-open.

@@ -229,3 +229,24 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// A request whose tier resolver failed counts in ratelimit_tier_errors_total,
+// under the tier applied: the last known one (stale) or the default.
+func TestCollectorCountsTierResolverFailures(t *testing.T) {
+	metrics := ratelimitprom.MustNew()
+	stale := fmt.Errorf("%w: %w", core.ErrTierStale, core.ErrTierTimeout)
+	for _, res := range []core.Result{
+		{Tier: "pro", TierErr: stale},
+		{Tier: "free", TierErr: fmt.Errorf("ratelimit: resolve tier: plans database down")},
+		{Tier: "free", TierErr: fmt.Errorf("ratelimit: resolve tier: plans database down")},
+		{Tier: "pro"},
+	} {
+		metrics.Decided(context.Background(), core.Request{Identity: "a", Cost: 1}, res)
+	}
+	assert.Equal(t, expect(`
+# HELP ratelimit_tier_errors_total Requests whose tier resolver failed or named an unknown tier, by the tier applied and whether it was the last known one (stale) or the default.
+# TYPE ratelimit_tier_errors_total counter
+ratelimit_tier_errors_total{result="default",tier="free"} 2
+ratelimit_tier_errors_total{result="stale",tier="pro"} 1
+`), collectText(t, metrics, "ratelimit_tier_errors_total"))
+}
