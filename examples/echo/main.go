@@ -2,7 +2,8 @@
 //
 //	GET  /api/hello         tiered by X-API-Key: none or unknown is "free" per client IP (burst 100,
 //	                        10/s), then "pro" (1000, 100/s) and "enterprise" (10000, 1000/s); a daily quota
-//	POST /login             brute-force guard: 5 failed logins a minute per account and IP
+//	POST /login             brute-force guard: 5 failed logins a minute per account and IP;
+//	                        the body is JSON, {"account": "alice", "password": "..."}
 //	POST /webhooks/:source  100 per 10 s per source
 //	GET  /api/export        about 300 ms of work, at most 2 in flight per client (API key or IP)
 //	GET  /healthz, /metrics never limited
@@ -19,6 +20,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -161,7 +163,11 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	e.GET("/api/hello", func(c echo.Context) error { return c.JSON(http.StatusOK, echo.Map{"message": "hello"}) },
 		ratelimitecho.New(api, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.HTTPTierKey(rawAPIKey), deny))
 	e.POST("/login", func(c echo.Context) error {
-		if c.FormValue("account") == "alice" && c.FormValue("password") == "correct-horse-battery-staple" { // your real check
+		var in struct{ Account, Password string } // the JSON body the limiter read first and put back
+		if err := json.NewDecoder(c.Request().Body).Decode(&in); err != nil {
+			return c.JSON(http.StatusBadRequest, echo.Map{"error": `want a JSON body {"account": ..., "password": ...}`})
+		}
+		if in.Account == "alice" && in.Password == "correct-horse-battery-staple" { // your real check
 			return c.JSON(http.StatusOK, echo.Map{"message": "welcome"})
 		}
 		return c.JSON(http.StatusUnauthorized, echo.Map{"error": "wrong account or password"})

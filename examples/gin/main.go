@@ -2,7 +2,8 @@
 //
 //	GET  /api/hello         tiered by X-API-Key: none or unknown is "free" per client IP (burst 100,
 //	                        10/s), then "pro" (1000, 100/s) and "enterprise" (10000, 1000/s); a daily quota
-//	POST /login             brute-force guard: 5 failed logins a minute per account and IP
+//	POST /login             brute-force guard: 5 failed logins a minute per account and IP;
+//	                        the body is JSON, {"account": "alice", "password": "..."}
 //	POST /webhooks/:source  100 per 10 s per source
 //	GET  /api/export        about 300 ms of work, at most 2 in flight per client (API key or IP)
 //	GET  /healthz, /metrics never limited
@@ -159,7 +160,12 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	r.GET("/api/hello", ratelimitgin.New(api, core.HTTPKeyFunc(keyfunc.FirstOf(knownKey, ip)), core.HTTPTierKey(rawAPIKey)),
 		func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"message": "hello"}) })
 	r.POST("/login", ratelimitgin.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), core.HTTPChargeIf(core.FailedRequests)), func(c *gin.Context) {
-		if c.PostForm("account") == "alice" && c.PostForm("password") == "correct-horse-battery-staple" { // your real check
+		var in struct{ Account, Password string } // the JSON body the limiter read first and put back
+		if err := c.ShouldBindJSON(&in); err != nil {
+			c.JSON(http.StatusBadRequest, gin.H{"error": `want a JSON body {"account": ..., "password": ...}`})
+			return
+		}
+		if in.Account == "alice" && in.Password == "correct-horse-battery-staple" { // your real check
 			c.JSON(http.StatusOK, gin.H{"message": "welcome"})
 			return
 		}

@@ -2,7 +2,8 @@
 //
 //	GET  /api/hello         tiered by X-API-Key: none or unknown is "free" per client IP (burst 100,
 //	                        10/s), then "pro" (1000, 100/s) and "enterprise" (10000, 1000/s); a daily quota
-//	POST /login             brute-force guard: 5 failed logins a minute per account and IP
+//	POST /login             brute-force guard: 5 failed logins a minute per account and IP;
+//	                        the body is JSON, {"account": "alice", "password": "..."}
 //	POST /webhooks/{source} 100 per 10 s per source
 //	GET  /api/export        about 300 ms of work, at most 2 in flight per client (API key or IP)
 //	GET  /healthz, /metrics never limited
@@ -170,8 +171,15 @@ func healthz(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusO
 
 func hello(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, "message", "hello") }
 
+// signIn reads {"account": ..., "password": ...}: the body the limiter's
+// keyfunc.FormValue("account") read first and put back.
 func signIn(w http.ResponseWriter, r *http.Request) {
-	if r.FormValue("account") == "alice" && r.FormValue("password") == "correct-horse-battery-staple" { // your real check
+	var in struct{ Account, Password string }
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeJSON(w, http.StatusBadRequest, "error", `want a JSON body {"account": ..., "password": ...}`)
+		return
+	}
+	if in.Account == "alice" && in.Password == "correct-horse-battery-staple" { // your real check
 		writeJSON(w, http.StatusOK, "message", "welcome")
 		return
 	}

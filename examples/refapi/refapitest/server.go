@@ -105,8 +105,8 @@ func runDrain(t *testing.T, run RunFunc) {
 	conn, err := net.Dial("tcp", s.addr)
 	require.NoError(t, err)
 	defer conn.Close()
-	body := loginForm(account, password)
-	_, err = fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: api\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+	body := loginJSON(account, password)
+	_, err = fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: api\r\nContent-Type: application/json\r\n"+
 		"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body))
 	require.NoError(t, err)
 	br := bufio.NewReader(conn)
@@ -150,7 +150,7 @@ func runStuckRequest(t *testing.T, run RunFunc) {
 	conn, err := net.Dial("tcp", s.addr)
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = io.WriteString(conn, "POST /login HTTP/1.1\r\nHost: api\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+	_, err = io.WriteString(conn, "POST /login HTTP/1.1\r\nHost: api\r\nContent-Type: application/json\r\n"+
 		"Content-Length: 100\r\nExpect: 100-continue\r\n\r\n")
 	require.NoError(t, err)
 	br := bufio.NewReader(conn)
@@ -332,13 +332,13 @@ func (s *server) get(t *testing.T, path string) response {
 
 func (s *server) login(t *testing.T, pw string) response {
 	t.Helper()
-	return s.do(t, http.MethodPost, "/login", loginForm(account, pw))
+	return s.do(t, http.MethodPost, "/login", loginJSON(account, pw))
 }
 
 // loginFrom is a login of client, as a proxy on loopback sends it.
 func (s *server) loginFrom(t *testing.T, client, pw string) response {
 	t.Helper()
-	return s.do(t, http.MethodPost, "/login", loginForm(account, pw), "X-Forwarded-For", client)
+	return s.do(t, http.MethodPost, "/login", loginJSON(account, pw), "X-Forwarded-For", client)
 }
 
 // do sends a request with body and the header fields given as name, value
@@ -351,7 +351,7 @@ func (s *server) do(t *testing.T, method, path, body string, header ...string) r
 		req.Header.Set(header[i], header[i+1])
 	}
 	if body != "" {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := s.client.Do(req)
 	require.NoError(t, err)
