@@ -44,7 +44,7 @@ func (l *Limiter) WaitN(ctx context.Context, identity string, n int64) (Result, 
 // A [Concurrency] limit's RetryAfter is only an upper bound (a lease comes
 // back whenever a request ends, usually long before it expires), so when
 // one binds the wait backs off instead: it sleeps 5 ms, then twice as long
-// after each denial up to that RetryAfter, each sleep plus a jitter of up
+// after each denial up to that RetryAfter, each step plus a jitter of up
 // to half of it, never shorter than the exact RetryAfter of a rate limit
 // that denied too, and never past ctx's deadline. Once the deadline has come
 // it returns ctx's error, wrapped (a context that reached its deadline
@@ -152,16 +152,15 @@ func nextLeaseStep(step, estimate time.Duration) time.Duration {
 }
 
 // leaseTry returns how long to sleep when a [Concurrency] limit denied:
-// step, but no less than floor, the wait the rate limits that also denied
-// require, plus a jitter of up to half of it, and never past ctx's
+// step plus a jitter of up to half of it, but no less than floor, the
+// exact wait of the rate limits that also denied, and never past ctx's
 // deadline. The jitter is wider than a rate limit's: waiters of one
 // client denied together back off in step, and would otherwise all wake
-// together, take the places that came back and push the rest a step on. The estimate
-// of a lease's return is no earliest admission, so the deadline is too
-// close only when floor passes it, or once it has come.
+// together, take the places that came back and push the rest a step on.
+// The estimate of a lease's return is no earliest admission, so the
+// deadline is too close only when floor passes it, or once it has come.
 func (l *Limiter) leaseTry(ctx context.Context, floor, step time.Duration) (time.Duration, error) {
-	d := max(floor, step)
-	d += l.jitter(d / 2)
+	d := max(floor, step+l.jitter(step/2))
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		return d, nil

@@ -140,11 +140,12 @@ func TestWaitOnALeaseHonoursTheRateLimitBesideIt(t *testing.T) {
 			assert.Equal(t, "jobs", res.Binding().Limit.Name, "the lease binds: its estimate (1 s) is the longer wait")
 			assert.Empty(t, s.sleeps())
 
-			giveBackAfter(t, l, s, held, time.Millisecond, nil)
+			giveBackAfter(t, l, s, held, time.Millisecond, fullJitter)
 			res, err = l.Wait(context.Background(), "job")
 			require.NoError(t, err)
 			assert.True(t, res.Allowed)
-			assert.Equal(t, []time.Duration{100 * time.Millisecond}, s.sleeps(), "the rate limit's wait, not the first 5 ms step")
+			assert.Equal(t, []time.Duration{100 * time.Millisecond}, s.sleeps(),
+				"the rate limit's exact wait, not the first 5 ms step, and no jitter on top of it")
 			require.NoError(t, l.Release(context.Background(), res))
 		})
 	}
