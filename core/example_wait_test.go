@@ -69,3 +69,46 @@ func ExampleLimiter_WaitTake_deadline() {
 	// false ratelimit: wait would exceed the context deadline: context deadline exceeded: admission in 1m0s
 	// true true
 }
+
+// A partner that enforces "10 per second" refuses the calls past 10 in
+// any second. With the default burst (as many as the rate) a waiter spends
+// the whole burst at once and then goes on at the rate: 19 calls in its
+// first second. WithBurst(1) spaces the calls 100 ms apart, and a sliding
+// log never lets more than 10 into any second, bursts included. Here each
+// denial moves the store's clock on by its RetryAfter, as Wait sleeps it.
+func ExampleLimit_WithBurst() {
+	limits := []struct {
+		name  string
+		limit core.Limit
+	}{
+		{"default burst", core.PerSecond(10)},
+		{"WithBurst(1)", core.PerSecond(10).WithBurst(1)},
+		{"sliding log", core.PerSecond(10).WithAlgorithm(core.SlidingLog)},
+	}
+	for _, l := range limits {
+		start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+		now := start
+		store, err := memstore.New(memstore.WithClock(func() time.Time { return now }))
+		if err != nil {
+			panic(err)
+		}
+		limiter := core.MustNewLimiter(store, core.WithLimits(l.limit))
+		calls := 0
+		for now.Sub(start) < time.Second {
+			res, err := limiter.Allow(context.Background(), "partner:acme")
+			if err != nil {
+				panic(err)
+			}
+			if res.Allowed {
+				calls++
+				continue
+			}
+			now = now.Add(res.Binding().RetryAfter)
+		}
+		fmt.Printf("%s: %d calls in the first second\n", l.name, calls)
+	}
+	// Output:
+	// default burst: 19 calls in the first second
+	// WithBurst(1): 10 calls in the first second
+	// sliding log: 10 calls in the first second
+}

@@ -16,8 +16,9 @@ var (
 	ErrCostTooHigh = errors.New("ratelimit: cost exceeds a limit's capacity: waiting never admits it")
 	// ErrWaitExceedsDeadline is returned by [Limiter.WaitTake] (and Wait,
 	// WaitN), without sleeping, when ctx's deadline comes before the
-	// earliest admission the store reported. It wraps
-	// [context.DeadlineExceeded].
+	// earliest admission the store reported for a rate limit (a
+	// [Concurrency] limit's RetryAfter is an estimate, not the earliest
+	// admission). It wraps [context.DeadlineExceeded].
 	ErrWaitExceedsDeadline = fmt.Errorf("ratelimit: wait would exceed the context deadline: %w", context.DeadlineExceeded)
 )
 
@@ -40,6 +41,15 @@ func (l *Limiter) WaitN(ctx context.Context, identity string, n int64) (Result, 
 // instant; it never polls. Each try is one Take: observed, and served by
 // the deny cache, like any other.
 //
+// A [Concurrency] limit's RetryAfter is only an upper bound (a lease comes
+// back whenever a request ends, usually long before it expires), so when
+// one binds the wait backs off instead: it sleeps 5 ms, then twice as long
+// after each denial up to that RetryAfter, each step plus a jitter of up
+// to half of it, never shorter than the exact RetryAfter of a rate limit
+// that denied too, and never past ctx's deadline. Once the deadline has come
+// it returns ctx's error, wrapped (a context that reached its deadline
+// would be done by then).
+//
 // It returns an error, at once and without sleeping:
 //   - [ErrCostTooHigh] when req.Cost exceeds the capacity of a limit of the
 //     client's tier (of the fallback's share of it while failing local),
@@ -47,7 +57,9 @@ func (l *Limiter) WaitN(ctx context.Context, identity string, n int64) (Result, 
 //     [Concurrency] limit takes one lease whatever the cost);
 //   - [ErrWaitExceedsDeadline] when ctx has a deadline that comes before
 //     the earliest admission the store reported (now + RetryAfter), as
-//     x/time/rate's Wait does: sleeping into the deadline helps no one;
+//     x/time/rate's Wait does: sleeping into the deadline helps no one.
+//     A Concurrency limit reports no earliest admission: only a rate
+//     limit's RetryAfter counts;
 //   - an error wrapping [ErrStoreUnavailable] when the store fails and the
 //     limiter fails closed ([FailClosed]): not an endless wait;
 //   - whatever Take returns (ErrInvalidCost, a store bug, ctx's error).
@@ -62,13 +74,14 @@ func (l *Limiter) WaitN(ctx context.Context, identity string, n int64) (Result, 
 // says why), else the zero Result. An admitting Result may hold a
 // [Result.Lease]: give it back with [Limiter.Release] when the work ends.
 func (l *Limiter) WaitTake(ctx context.Context, req Request) (Result, error) {
-	var last Result // the denial slept on
+	var last Result        // the denial slept on
+	var step time.Duration // the last backoff step on a Concurrency limit
 	for {
 		res, err := l.Take(ctx, req)
 		if err != nil {
 			return last, err
 		}
-		d, err := l.nextTry(ctx, req.Cost, res)
+		d, err := l.nextTry(ctx, req.Cost, res, &step)
 		if d == 0 || err != nil {
 			return res, err
 		}
@@ -80,8 +93,9 @@ func (l *Limiter) WaitTake(ctx context.Context, req Request) (Result, error) {
 }
 
 // nextTry returns how long to sleep before taking again after res, 0 when
-// res ends the wait, or why waiting cannot admit the request.
-func (l *Limiter) nextTry(ctx context.Context, cost int64, res Result) (time.Duration, error) {
+// res ends the wait, or why waiting cannot admit the request. step is the
+// backoff on a Concurrency limit, which nextTry advances.
+func (l *Limiter) nextTry(ctx context.Context, cost int64, res Result, step *time.Duration) (time.Duration, error) {
 	if !l.shadow {
 		if err := costFits(cost, res); err != nil {
 			return 0, err
@@ -101,6 +115,10 @@ func (l *Limiter) nextTry(ctx context.Context, cost int64, res Result) (time.Dur
 	case CostTooHigh: // a store whose capacity differs from the limit's
 		return 0, fmt.Errorf("%w: cost %d, limit %q", ErrCostTooHigh, cost, b.Limit.Name)
 	}
+	if b.Limit.Algorithm.leased() {
+		*step = nextLeaseStep(*step, b.RetryAfter)
+		return l.leaseTry(ctx, rateWait(&res), *step)
+	}
 	d := b.RetryAfter
 	if d <= 0 { // a store that reports no wait: one emission interval, never a poll
 		d = b.Limit.Interval()
@@ -115,6 +133,58 @@ func (l *Limiter) nextTry(ctx context.Context, cost int64, res Result) (time.Dur
 	}
 	// Wake before the deadline, leaving half the slack for the take.
 	return d + min(l.jitter(maxJitter(d)), (left-d)/2), nil
+}
+
+// firstLeaseStep is the first sleep of a wait that a [Concurrency] limit
+// denied: a lease comes back whenever a request ends, so the wait asks
+// again soon, then less and less often.
+const firstLeaseStep = 5 * time.Millisecond
+
+// nextLeaseStep returns the backoff step after step (0 before the first):
+// firstLeaseStep, then twice the last, never more than estimate, the
+// denial's RetryAfter (the time until the oldest lease expires, at most
+// [ConcurrencyRetryAfter]): by then a lease is free whatever happens.
+func nextLeaseStep(step, estimate time.Duration) time.Duration {
+	if estimate <= 0 { // a store that reports no estimate
+		estimate = ConcurrencyRetryAfter
+	}
+	return min(max(2*step, firstLeaseStep), estimate)
+}
+
+// leaseTry returns how long to sleep when a [Concurrency] limit denied:
+// step plus a jitter of up to half of it, but no less than floor, the
+// exact wait of the rate limits that also denied, and never past ctx's
+// deadline. The jitter is wider than a rate limit's: waiters of one
+// client denied together back off in step, and would otherwise all wake
+// together, take the places that came back and push the rest a step on.
+// The estimate of a lease's return is no earliest admission, so the
+// deadline is too close only when floor passes it, or once it has come.
+func (l *Limiter) leaseTry(ctx context.Context, floor, step time.Duration) (time.Duration, error) {
+	d := max(floor, step+l.jitter(step/2))
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return d, nil
+	}
+	switch left := deadline.Sub(l.waitNow()); {
+	case left < floor:
+		return 0, fmt.Errorf("%w: admission in %s", ErrWaitExceedsDeadline, floor)
+	case left <= 0:
+		return 0, callerGone(context.DeadlineExceeded)
+	default:
+		return min(d, left), nil
+	}
+}
+
+// rateWait returns the longest RetryAfter of the limits of res that are
+// not leased and denied: the exact wait before any take can pass them.
+func rateWait(res *Result) time.Duration {
+	var d time.Duration
+	for i := range res.Len() {
+		if dec := res.Decision(i); !dec.Allowed && !dec.Limit.Algorithm.leased() {
+			d = max(d, dec.RetryAfter)
+		}
+	}
+	return d
 }
 
 // costFits returns [ErrCostTooHigh] when cost exceeds the capacity of a

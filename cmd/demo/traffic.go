@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -50,7 +49,7 @@ func scenario() []group {
 		}
 		return cs
 	}
-	guess := url.Values{"account": {"alice"}, "password": {"letmein"}}.Encode()
+	guess := `{"account": "alice", "password": "letmein"}`
 	return []group{
 		{name: "free user, no key, 8/s", clients: []client{hello("198.51.100.10", "", 8)},
 			samples: []shown{{200, "free user, allowed"}}},
@@ -170,7 +169,7 @@ func (c client) send(ctx context.Context, hc *http.Client, base string) (*http.R
 		req.Header.Set("X-API-Key", c.apiKey)
 	}
 	if c.body != "" {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimitkit/ratelimit/core/redisstore"
 )
 
 const auditUsage = `usage: ratelimit audit [flags]
@@ -26,7 +28,9 @@ tag. The limiter gives every key it writes a TTL, so a key without one was
 written by something else or by a bug: the exit status is 1 when there is
 any. No key at all is a warning, with exit status 3: a wrong server,
 prefix or db looks exactly like that. --top N lists the N clients with the
-most keys.
+most keys. On a Cluster it warns when a master requires full coverage
+(cluster-require-full-coverage yes, Redis's default: one dead master then
+stops every client) or cannot be asked (CONFIG disabled or renamed).
 
 Flags:
 `
@@ -70,6 +74,7 @@ func runAudit(ctx context.Context, args []string, e env) int {
 		return fail(stderr, fmt.Errorf("ratelimit: audit (%s): %w", t.desc, err))
 	}
 	rep.print(stdout, t, af)
+	t.warnCoverage(ctx, stderr)
 	if n := rep.noTTL.n + rep.wrongType.n; n > 0 {
 		fmt.Fprintf(stderr, "ratelimit: audit found %d keys without TTL and %d of the wrong type under prefix %q and its sub-prefixes\n",
 			rep.noTTL.n, rep.wrongType.n, t.prefix)
@@ -80,6 +85,23 @@ func runAudit(ctx context.Context, args []string, e env) int {
 		return exitNoKeys
 	}
 	return exitOK
+}
+
+// warnCoverage warns on stderr when the target is a cluster whose masters
+// require full coverage, or could not be asked: one dead master would
+// then stop every client (docs/operations.md, "Redis Cluster"). A warning
+// does not change the exit status.
+func (t *target) warnCoverage(ctx context.Context, stderr io.Writer) {
+	cc, ok := t.client.(*redis.ClusterClient)
+	if !ok {
+		return
+	}
+	cov, err := redisstore.CheckCoverage(ctx, cc)
+	if err != nil {
+		fmt.Fprintf(stderr, "ratelimit: warning: cluster-require-full-coverage could not be checked: %v\n", err)
+	} else if w := cov.Warning(); w != "" {
+		fmt.Fprintf(stderr, "ratelimit: warning: %s\n", w)
+	}
 }
 
 // ttlBuckets are the upper bounds of the TTL distribution.

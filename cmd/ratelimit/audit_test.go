@@ -238,3 +238,35 @@ func TestAuditTopListsTheBusiestClients(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.NotContains(t, stdout, "top ", "no --top, no list")
 }
+
+// TestAuditWarnsWhenTheClusterRequiresFullCoverage: with Redis's default
+// cluster-require-full-coverage yes, one dead master stops every client,
+// so audit warns, naming the masters; with no it says nothing of it. The
+// warning leaves the exit status alone (here: no keys).
+func TestAuditWarnsWhenTheClusterRequiresFullCoverage(t *testing.T) {
+	tests := []struct {
+		name  string
+		flags []string
+		warns bool
+	}{
+		{"Redis's default, yes", nil, true},
+		{"no", []string{"--cluster-require-full-coverage", "no"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cluster := redistest.DedicatedCluster(t, tt.flags...)
+
+			code, _, stderr := cli(t, "audit", "--cluster", strings.Join(cluster.Addrs(), ","), "--prefix", redistest.Prefix(t))
+
+			assert.Equal(t, exitNoKeys, code)
+			if !tt.warns {
+				assert.NotContains(t, stderr, "cluster-require-full-coverage")
+				return
+			}
+			assert.Contains(t, stderr, "ratelimit: warning: cluster-require-full-coverage is yes on ")
+			for _, m := range cluster.Addrs() {
+				assert.Contains(t, stderr, m)
+			}
+		})
+	}
+}

@@ -2,7 +2,8 @@
 //
 //	GET  /api/hello         tiered by X-API-Key: none or unknown is "free" per client IP (burst 100,
 //	                        10/s), then "pro" (1000, 100/s) and "enterprise" (10000, 1000/s); a daily quota
-//	POST /login             brute-force guard: 5 failed logins a minute per account and IP
+//	POST /login             brute-force guard: 5 failed logins a minute per account and IP;
+//	                        the body is JSON, {"account": "alice", "password": "..."}
 //	POST /webhooks/{source} 100 per 10 s per source
 //	GET  /api/export        about 300 ms of work, at most 2 in flight per client (API key or IP)
 //	GET  /healthz, /metrics never limited
@@ -162,8 +163,15 @@ func healthz(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusO
 
 func hello(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, "message", "hello") }
 
+// signIn reads {"account": ..., "password": ...}: the body the limiter's
+// keyfunc.FormValue("account") read first and put back.
 func signIn(w http.ResponseWriter, r *http.Request) {
-	if r.FormValue("account") == "alice" && r.FormValue("password") == "correct-horse-battery-staple" { // your real check
+	var in struct{ Account, Password string }
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeJSON(w, http.StatusBadRequest, "error", `want a JSON body {"account": ..., "password": ...}`)
+		return
+	}
+	if in.Account == "alice" && in.Password == "correct-horse-battery-staple" { // your real check
 		writeJSON(w, http.StatusOK, "message", "welcome")
 		return
 	}
@@ -277,8 +285,9 @@ func openStore(ctx context.Context, getenv func(string) string, logger *slog.Log
 			set = append(set, name)
 		}
 	}
-	cluster := list(getenv("REDIS_CLUSTER_ADDRS"))
-	sentinels, master := list(getenv("REDIS_SENTINEL_ADDRS")), getenv("REDIS_SENTINEL_MASTER")
+	cluster, clusterErr := addrs(getenv, "REDIS_CLUSTER_ADDRS")
+	sentinels, sentinelErr := addrs(getenv, "REDIS_SENTINEL_ADDRS")
+	master := getenv("REDIS_SENTINEL_MASTER")
 	var client redis.UniversalClient
 	var desc string
 	// The redisstore constructors keep each call within the limiter's
@@ -286,6 +295,8 @@ func openStore(ctx context.Context, getenv func(string) string, logger *slog.Log
 	switch {
 	case len(set) > 1:
 		return nil, "", nil, fmt.Errorf("%s contradict each other: set one", strings.Join(set, " and "))
+	case clusterErr != nil || sentinelErr != nil:
+		return nil, "", nil, errors.Join(clusterErr, sentinelErr)
 	case (len(sentinels) > 0) != (master != ""):
 		return nil, "", nil, errors.New("REDIS_SENTINEL_ADDRS and REDIS_SENTINEL_MASTER go together")
 	case len(cluster) > 0:
@@ -312,12 +323,38 @@ func openStore(ctx context.Context, getenv func(string) string, logger *slog.Log
 	defer cancel()
 	if err := client.Ping(ping).Err(); err != nil {
 		logger.Warn("redis unreachable; limits degrade until it answers", "store", desc, "error", err)
+	} else if cc, ok := client.(*redis.ClusterClient); ok {
+		warnCoverage(ping, cc, logger)
 	}
 	s, err := redisstore.New(client, redisstore.WithLogger(logger))
 	if err != nil {
 		return nil, "", nil, errors.Join(err, client.Close())
 	}
 	return s, desc, client.Close, nil
+}
+
+// warnCoverage logs when the cluster's masters stop serving while any
+// one of them is down (cluster-require-full-coverage yes, Redis's
+// default): every node of the API would fail open together.
+func warnCoverage(ctx context.Context, c *redis.ClusterClient, logger *slog.Logger) {
+	cov, err := redisstore.CheckCoverage(ctx, c)
+	if err != nil {
+		logger.Warn("cluster-require-full-coverage could not be checked", "error", err)
+	} else if w := cov.Warning(); w != "" {
+		logger.Warn(w)
+	}
+}
+
+// addrs returns the addresses the variable name lists. One that is set
+// but lists none is an error, not "no Redis": each node would otherwise
+// keep its own limits in memory, without a word.
+func addrs(getenv func(string) string, name string) ([]string, error) {
+	v := getenv(name)
+	a := list(v)
+	if v != "" && len(a) == 0 {
+		return nil, fmt.Errorf("%s is set but lists no address (%q): list host:port seeds, comma-separated, or unset it", name, v)
+	}
+	return a, nil
 }
 
 // list splits a comma-separated list, dropping blanks.

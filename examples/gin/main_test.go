@@ -7,7 +7,10 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/examples/refapi/refapitest"
+	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
+
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 func TestServesTheReferenceAPI(t *testing.T) {
 	refapitest.Run(t, func(store core.Store, export refapitest.ExportFunc) (http.Handler, error) {

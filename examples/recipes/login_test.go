@@ -1,11 +1,11 @@
 package recipes_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strings"
 
 	"github.com/ratelimitkit/ratelimit/examples/recipes"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -18,20 +18,29 @@ func login(account, remote string) *http.Request { return loginWith(account, "gu
 // loginWith returns a login attempt for account with password from the
 // address remote.
 func loginWith(account, password, remote string) *http.Request {
-	form := url.Values{"account": {account}, "password": {password}}.Encode()
-	r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(form))
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	body, err := json.Marshal(map[string]string{"account": account, "password": password})
+	if err != nil {
+		panic(err)
+	}
+	r := httptest.NewRequest(http.MethodPost, "/login", bytes.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
 	r.RemoteAddr = remote
 	return r
 }
 
-// signIn answers 200 for the password "right", else 401.
+// signIn reads the JSON body the guard's keyfunc.FormValue("account")
+// read first and put back: 200 for the password "right", else 401 (400
+// for a body that is not JSON).
 var signIn = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	if r.PostFormValue("password") != "right" {
+	var in struct{ Account, Password string }
+	switch err := json.NewDecoder(r.Body).Decode(&in); {
+	case err != nil:
+		w.WriteHeader(http.StatusBadRequest)
+	case in.Password != "right":
 		w.WriteHeader(http.StatusUnauthorized)
-		return
+	default:
+		w.WriteHeader(http.StatusOK)
 	}
-	w.WriteHeader(http.StatusOK)
 })
 
 // Successful logins are never counted; five failed attempts a minute per

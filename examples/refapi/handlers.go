@@ -18,9 +18,16 @@ func Hello(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"message": "hello"})
 }
 
-// Login serves POST /login with form fields account and password.
+// Login serves POST /login with a JSON body {"account": ..., "password":
+// ...}, which the login limiter's keyfunc.FormValue("account") read first
+// and put back. A body that is not JSON is a 400.
 func Login(w http.ResponseWriter, r *http.Request) {
-	if r.FormValue("account") == DemoAccount && r.FormValue("password") == DemoPassword {
+	var in struct{ Account, Password string }
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": `want a JSON body {"account": ..., "password": ...}`})
+		return
+	}
+	if in.Account == DemoAccount && in.Password == DemoPassword {
 		writeJSON(w, http.StatusOK, map[string]string{"message": "welcome"})
 		return
 	}

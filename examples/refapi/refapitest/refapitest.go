@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,6 +99,8 @@ func Run(t *testing.T, newHandler func(store core.Store, export ExportFunc) (htt
 		assert.Equal(t, "60", w.Header().Get("Retry-After"), "sliding log: all five attempts came at one instant, so the oldest leaves the window 60 s later")
 		assert.Equal(t, http.StatusUnauthorized, serve(h, login("bob", "guess", ipB)).Code, "another account")
 		assert.Equal(t, http.StatusOK, serve(h, login(account, password, ipC)).Code, "another IP")
+		notJSON := post("/login", ipC, `{"account": "carol", "password": `)
+		assert.Equal(t, http.StatusBadRequest, serve(h, notJSON).Code, "the body is JSON, as the docs send it")
 	})
 	t.Run("webhooks: sliding window per source", func(t *testing.T) {
 		w := expectStatus(t, h, post("/webhooks/github", ipA, ""), http.StatusAccepted, 100)
@@ -245,15 +246,20 @@ func post(path, ip, body string) func() *http.Request {
 	return func() *http.Request {
 		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 		r.RemoteAddr = ip + ":40000"
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.Header.Set("Content-Type", "application/json")
 		return r
 	}
 }
 
 func login(account, password, ip string) func() *http.Request {
-	return post("/login", ip, loginForm(account, password))
+	return post("/login", ip, loginJSON(account, password))
 }
 
-func loginForm(account, password string) string {
-	return url.Values{"account": {account}, "password": {password}}.Encode()
+// loginJSON is the body of a login, as the docs send it.
+func loginJSON(account, password string) string {
+	b, err := json.Marshal(map[string]string{"account": account, "password": password})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

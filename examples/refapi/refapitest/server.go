@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
 // A RunFunc is an example's run: it serves the reference API on ln,
@@ -30,8 +32,9 @@ const exitWithin = 10 * time.Second
 // RunServer checks what main adds to the handler: the real work of
 // /api/export, the store chosen by the environment and named in the
 // start-up log, /metrics (never limited), the failure modes with Redis
-// down, the graceful shutdown, and TRUSTED_PROXIES. It needs no Redis: the
-// Redis cases point at closed ports.
+// down, the graceful shutdown, and TRUSTED_PROXIES. The Redis-down cases
+// point at closed ports; one case starts a Redis Cluster (the caller's
+// TestMain runs redistest.Main), skipped under go test -short.
 func RunServer(t *testing.T, run RunFunc) {
 	t.Run("memory store: serves, then drains a request in flight and returns nil", func(t *testing.T) {
 		runDrain(t, run)
@@ -48,6 +51,24 @@ func RunServer(t *testing.T, run RunFunc) {
 	t.Run("behind a proxy: TRUSTED_PROXIES keeps clients apart; without it they share a quota and the log says so", func(t *testing.T) {
 		runBehindProxy(t, run)
 	})
+	t.Run("a Redis Cluster that requires full coverage: the start-up log warns", func(t *testing.T) {
+		runFullCoverage(t, run)
+	})
+}
+
+// runFullCoverage starts the server on a cluster with Redis's default
+// cluster-require-full-coverage yes, under which one dead master stops
+// every client: the start-up log must say so.
+func runFullCoverage(t *testing.T, run RunFunc) {
+	cluster := redistest.DedicatedCluster(t)
+	s := start(t, run, map[string]string{"REDIS_CLUSTER_ADDRS": strings.Join(cluster.Addrs(), ",")})
+	assert.Equal(t, http.StatusOK, s.get(t, "/healthz").StatusCode)
+	log := s.log.String() // start-up is over: the server answers
+	assert.Contains(t, log, "cluster-require-full-coverage is yes on")
+	assert.Contains(t, log, "set it to no")
+	assert.NotContains(t, log, "redis unreachable")
+	s.cancel()
+	require.NoError(t, s.wait(t, exitWithin))
 }
 
 func runDrain(t *testing.T, run RunFunc) {
@@ -84,8 +105,8 @@ func runDrain(t *testing.T, run RunFunc) {
 	conn, err := net.Dial("tcp", s.addr)
 	require.NoError(t, err)
 	defer conn.Close()
-	body := loginForm(account, password)
-	_, err = fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: api\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+	body := loginJSON(account, password)
+	_, err = fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: api\r\nContent-Type: application/json\r\n"+
 		"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body))
 	require.NoError(t, err)
 	br := bufio.NewReader(conn)
@@ -129,7 +150,7 @@ func runStuckRequest(t *testing.T, run RunFunc) {
 	conn, err := net.Dial("tcp", s.addr)
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = io.WriteString(conn, "POST /login HTTP/1.1\r\nHost: api\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+	_, err = io.WriteString(conn, "POST /login HTTP/1.1\r\nHost: api\r\nContent-Type: application/json\r\n"+
 		"Content-Length: 100\r\nExpect: 100-continue\r\n\r\n")
 	require.NoError(t, err)
 	br := bufio.NewReader(conn)
@@ -193,6 +214,13 @@ func runBadConfig(t *testing.T, run RunFunc) {
 			[]string{"REDIS_URL", "REDIS_CLUSTER_ADDRS"}},
 		{"sentinels without a master", map[string]string{"REDIS_SENTINEL_ADDRS": "127.0.0.1:26379"}, []string{"REDIS_SENTINEL_MASTER"}},
 		{"a master without sentinels", map[string]string{"REDIS_SENTINEL_MASTER": "mymaster"}, []string{"REDIS_SENTINEL_ADDRS"}},
+		// Set but listing no address: not "no Redis", where each node
+		// would keep its own limits in memory without a word.
+		{"REDIS_CLUSTER_ADDRS a comma", map[string]string{"REDIS_CLUSTER_ADDRS": ","}, []string{"REDIS_CLUSTER_ADDRS", "lists no address"}},
+		{"REDIS_CLUSTER_ADDRS a blank", map[string]string{"REDIS_CLUSTER_ADDRS": " "}, []string{"REDIS_CLUSTER_ADDRS", "lists no address"}},
+		{"REDIS_SENTINEL_ADDRS a comma", map[string]string{"REDIS_SENTINEL_ADDRS": ","}, []string{"REDIS_SENTINEL_ADDRS", "lists no address"}},
+		{"REDIS_SENTINEL_ADDRS a comma, with a master", map[string]string{"REDIS_SENTINEL_ADDRS": " , ", "REDIS_SENTINEL_MASTER": "mymaster"},
+			[]string{"REDIS_SENTINEL_ADDRS", "lists no address"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -304,13 +332,13 @@ func (s *server) get(t *testing.T, path string) response {
 
 func (s *server) login(t *testing.T, pw string) response {
 	t.Helper()
-	return s.do(t, http.MethodPost, "/login", loginForm(account, pw))
+	return s.do(t, http.MethodPost, "/login", loginJSON(account, pw))
 }
 
 // loginFrom is a login of client, as a proxy on loopback sends it.
 func (s *server) loginFrom(t *testing.T, client, pw string) response {
 	t.Helper()
-	return s.do(t, http.MethodPost, "/login", loginForm(account, pw), "X-Forwarded-For", client)
+	return s.do(t, http.MethodPost, "/login", loginJSON(account, pw), "X-Forwarded-For", client)
 }
 
 // do sends a request with body and the header fields given as name, value
@@ -323,7 +351,7 @@ func (s *server) do(t *testing.T, method, path, body string, header ...string) r
 		req.Header.Set(header[i], header[i+1])
 	}
 	if body != "" {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := s.client.Do(req)
 	require.NoError(t, err)
