@@ -38,6 +38,11 @@ func TestScenarios(t *testing.T) {
 			mux.Handle("GET /items/{id}", ratelimithttp.New(l, opts...)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })))
 			return mux
 		},
+		Twice: func(outer, inner *core.Limiter) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("GET /twice", ratelimithttp.New(inner)(http.HandlerFunc(adaptertest.TwiceHandler)))
+			return ratelimithttp.New(outer)(mux)
+		},
 		UsersRoute: "GET /users/{id}",
 	})
 }
