@@ -4,6 +4,14 @@
 // in [core.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies echo's route template, c.Path(), and turns a denial
 // into an *echo.HTTPError.
+//
+// With a core.Concurrent limit, register the limiter after (inside)
+// echo's middleware.Timeout, which runs the rest of the chain in a
+// goroutine and answers 503 while the work goes on: a limiter registered
+// before it would release the lease of work still running (see
+// core.Concurrent). middleware.ContextTimeout only cancels the context
+// and is safe in either place. A limiter mounted twice on a request (a
+// group and its route) decides it once.
 package ratelimitecho
 
 import (

@@ -4,6 +4,14 @@
 // in [core.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies gin's route template, c.FullPath(), and stops the
 // chain with c.Abort on a denial.
+//
+// With a core.Concurrent limit, register the limiter after (inside) any
+// middleware that abandons its handler at a timeout (one that runs
+// c.Next in a goroutine and answers when the time is up, as
+// gin-contrib/timeout does): such a middleware returns while the work
+// goes on, and a limiter before it would release the lease of work still
+// running (see core.Concurrent). A limiter mounted twice on a request (a
+// group and its route) decides it once.
 package ratelimitgin
 
 import (
