@@ -24,7 +24,7 @@ func OutcomeFromContext(ctx context.Context) (Outcome, bool) {
 	if !ok {
 		return Outcome{}, false
 	}
-	return a.o, true
+	return Outcome{Result: a.res, admission: a}, true
 }
 
 // outcomeKey finds the innermost admission of a context.
@@ -35,15 +35,16 @@ type outcomeKey struct{}
 type decidedBy struct{ l *Limiter }
 
 // An admission is the context of a request a [Middleware] admitted, in one
-// allocation: the request's own context, the Outcome (for
-// [OutcomeFromContext]) and the limiter that decided it (so that a second
+// allocation: the request's own context, the Result of its Outcome (for
+// [OutcomeFromContext]; the rest of an admitted Outcome is zero) and the
+// limiter that decided it (so that a second
 // middleware of the same limiter on the request's path lets it pass,
 // [Middleware.Decide]); with a lease, its renewal too.
 type admission struct {
 	context.Context
 	limiter *Limiter
-	o       Outcome
-	renewal *renewal // nil unless the Outcome holds a lease
+	res     Result
+	renewal *renewal // nil unless the Result holds a lease
 }
 
 // A renewal renews the lease of an admission on a timer until it is
@@ -73,9 +74,8 @@ func (a *admission) Value(key any) any {
 // admit records in o, which is Allowed and not skipped, the admission of
 // r: its context, and the renewal of its lease when it holds one.
 func (m *Middleware) admit(r *http.Request, o *Outcome) {
-	a := &admission{Context: r.Context(), limiter: m.limiter}
+	a := &admission{Context: r.Context(), limiter: m.limiter, res: o.Result}
 	o.admission = a
-	a.o = *o
 	if ls := o.Result.Lease; ls != nil {
 		rn := &renewal{every: shortestTTL(ls) / 3, log: m.errLog}
 		a.renewal = rn
@@ -109,13 +109,13 @@ func shortestTTL(ls *Lease) time.Duration {
 // client hanging up does not end the handler) and the limiter's timeout.
 func (a *admission) renew(rn *renewal) {
 	ctx := context.WithoutCancel(a)
-	err := a.limiter.Renew(ctx, a.o.Result)
+	err := a.limiter.Renew(ctx, a.res)
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	if rn.stopped { // released meanwhile: whatever the renewal said is moot
 		return
 	}
-	a.limiter.renewed(ctx, a.o.Result, err, rn.log)
+	a.limiter.renewed(ctx, a.res, err, rn.log)
 	if !errors.Is(err, ErrLeaseLost) {
 		rn.timer.Reset(rn.every)
 	}

@@ -196,7 +196,7 @@ func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string
 // few hundred bytes, not worth copying on every request.
 func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string, o *Outcome) {
 	if a, ok := r.Context().Value(decidedBy{m.limiter}).(*admission); ok {
-		o.Result, o.again = a.o.Result, true
+		o.Result, o.again = a.res, true
 		return
 	}
 	if m.skip != nil && m.skip(r) {
