@@ -37,9 +37,9 @@ type decidedBy struct{ l *Limiter }
 // An admission is the context of a request a [Middleware] admitted, in one
 // allocation: the request's own context, the Result of its Outcome (for
 // [OutcomeFromContext]; the rest of an admitted Outcome is zero) and the
-// limiter that decided it (so that a second
-// middleware of the same limiter on the request's path lets it pass,
-// [Middleware.Decide]); with a lease, its renewal too.
+// limiter that decided it (so that a second middleware of the same limiter
+// on the request's path lets it pass, [Middleware.Decide]); with a lease,
+// its renewal too.
 type admission struct {
 	context.Context
 	limiter *Limiter

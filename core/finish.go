@@ -79,9 +79,9 @@ func (m *Middleware) Finish(w http.ResponseWriter, r *http.Request, o Outcome, s
 // releaseAfter is the step after the handler of a [Concurrency] limit: it
 // stops the renewals of the request's lease and gives it back
 // ([Limiter.Release], which survives the client hanging up), when the
-// Outcome holds one. A failed release is
-// reported to the limiter's [ReleaseObserver]s (SlogObserver logs it) and
-// never turned into a response; the lease then expires by its TTL.
+// Outcome holds one. A failed release is reported to the limiter's
+// [ReleaseObserver]s (SlogObserver logs it) and never turned into a
+// response; the lease then expires by its TTL.
 func (m *Middleware) releaseAfter(r *http.Request, o Outcome, _ int) {
 	if o.Result.Lease != nil {
 		o.admission.stop()

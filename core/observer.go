@@ -22,9 +22,10 @@ type Observer interface {
 }
 
 // SlogObserver logs rate-limit violations, store failures, leases not
-// released ([ReleaseObserver]) or not renewed ([RenewObserver]) and breaker changes through a [log/slog]
-// logger, for security monitoring. The log itself is rate limited: at most Burst lines, refilled at one per Every
-// (defaults 10 and 100 ms); suppressed lines are counted in the next line
+// released ([ReleaseObserver]) or not renewed ([RenewObserver]) and
+// breaker changes through a [log/slog] logger, for security monitoring.
+// The log itself is rate limited: at most Burst lines, refilled at one per
+// Every (defaults 10 and 100 ms); suppressed lines are counted in the next line
 // ("suppressed" attribute). Identities are logged as a short SHA-256
 // ("client" attribute), never in clear, so logs hold no IPs or API keys.
 //

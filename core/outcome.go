@@ -27,9 +27,9 @@ func SuccessfulRequests(status int) bool { return status < 400 }
 // charge(status) is true for the final status of its response (the status
 // [HTTPFinish] gets: 200 when the handler wrote nothing, 500 when it
 // panicked before writing, [StatusHijacked] when it hijacked the
-// connection before writing a status). [FailedRequests] counts only failures (a login
-// guard: 5 failed logins a minute, successful ones never counted);
-// [SuccessfulRequests] only successes.
+// connection before writing a status). [FailedRequests] counts only
+// failures (a login guard: 5 failed logins a minute, successful ones never
+// counted); [SuccessfulRequests] only successes.
 //
 // Before the handler the request is checked, not charged: it is denied,
 // as any denial (429, Retry-After, the [DenyHandler]), when its cost would
