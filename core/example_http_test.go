@@ -70,3 +70,37 @@ func ExampleMiddleware_Handler() {
 	// Retry-After: 30
 	// {"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"detail":"Too many requests; retry after 30 seconds.","violated-policies":["api"],"retry_after":30}
 }
+
+// A handler reads its request's Outcome from its context: the tier and
+// what is left, or the lease a Concurrency limit holds for it (which the
+// middleware renews while the handler runs).
+func ExampleOutcomeFromContext() {
+	store, err := memstore.New(memstore.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
+	if err != nil {
+		panic(err)
+	}
+	limiter, err := core.NewLimiter(store, core.WithLimits(core.PerHour(100).WithName("api"), core.Concurrent(2).WithName("running")))
+	if err != nil {
+		panic(err)
+	}
+	mw, err := core.NewMiddleware(limiter)
+	if err != nil {
+		panic(err)
+	}
+	export := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o, ok := core.OutcomeFromContext(r.Context())
+		if !ok {
+			fmt.Fprintln(w, "not limited")
+			return
+		}
+		fmt.Fprintf(w, "tier %s, %d left this hour, holding a lease: %t\n",
+			o.Result.Tier, o.Result.Decision(0).Remaining, o.Result.Lease != nil)
+	})
+	h := mw.Handler(export, func(*http.Request) string { return "/export" })
+
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/export", nil))
+	fmt.Print(w.Body.String())
+	// Output:
+	// tier default, 99 left this hour, holding a lease: true
+}

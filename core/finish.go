@@ -16,7 +16,8 @@ type FinishFunc = func(r *http.Request, o Outcome, status int)
 // middleware let through, also when the handler panics (fn runs, then the
 // panic goes on), with the final status of the response: what the handler
 // wrote, 200 when it wrote nothing, 500 when it panicked before writing
-// (what a recovering middleware answers). For work that needs the
+// (what a recovering middleware answers), [StatusHijacked] when it
+// hijacked the connection before writing a status. For work that needs the
 // response, such as counting statuses per tier. fn runs after the
 // middleware's own steps: the release of a [Concurrency] limit's lease and
 // the charge of [HTTPChargeIf]. A panic in fn itself is not recovered.
@@ -63,20 +64,27 @@ func (m *Middleware) Finishes() bool { return len(m.after) > 0 }
 // [HTTPFinish] for the status of a panic). It runs the steps of m in
 // order: the release of the request's lease ([Limiter.Release]), the
 // charge of [HTTPChargeIf], then the [HTTPFinish] func. It does nothing
-// unless m [Middleware.Finishes].
+// unless m [Middleware.Finishes], and nothing for a request the same
+// limiter had admitted before ([Middleware.Decide]): its first middleware
+// finishes it.
 func (m *Middleware) Finish(w http.ResponseWriter, r *http.Request, o Outcome, status int) {
+	if o.again {
+		return
+	}
 	for _, step := range m.after {
 		step(r, o, status)
 	}
 }
 
 // releaseAfter is the step after the handler of a [Concurrency] limit: it
-// gives the request's lease back ([Limiter.Release], which survives the
-// client hanging up), when the Outcome holds one. A failed release is
-// reported to the limiter's [ReleaseObserver]s (SlogObserver logs it) and
-// never turned into a response; the lease then expires by its TTL.
+// stops the renewals of the request's lease and gives it back
+// ([Limiter.Release], which survives the client hanging up), when the
+// Outcome holds one. A failed release is reported to the limiter's
+// [ReleaseObserver]s (SlogObserver logs it) and never turned into a
+// response; the lease then expires by its TTL.
 func (m *Middleware) releaseAfter(r *http.Request, o Outcome, _ int) {
 	if o.Result.Lease != nil {
+		o.admission.stop()
 		_ = m.limiter.Release(r.Context(), o.Result)
 	}
 }
@@ -89,6 +97,28 @@ func PanicStatus(written int, wroteHeader bool) int {
 		return written
 	}
 	return http.StatusInternalServerError
+}
+
+// StatusHijacked is the status [Middleware.Finish] gets for a request
+// whose handler hijacked the connection (http.Hijacker: a WebSocket, a raw
+// protocol) without writing a status through its ResponseWriter first:
+// what it sent on the connection is unknown to the middleware. It is 101
+// Switching Protocols, the status of an upgrade, which no status-recording
+// writer takes for a final status (1xx are interim), so it always means a
+// hijack. [FailedRequests] and [SuccessfulRequests] both charge it: a
+// handler that answers in raw bytes (a 401 written on the connection) is
+// never free under [HTTPChargeIf]. A handler that writes its status (say
+// 200, flushed) before hijacking is counted by that status.
+const StatusHijacked = http.StatusSwitchingProtocols
+
+// HijackedStatus is the status [Middleware.Finish] is given for a handler
+// that hijacked the connection: written, when it wrote a status before
+// hijacking, else [StatusHijacked].
+func HijackedStatus(written int, wroteHeader bool) int {
+	if wroteHeader {
+		return written
+	}
+	return StatusHijacked
 }
 
 // serveFinishing serves next on a status-recording w, then calls Finish,
@@ -112,7 +142,9 @@ func (m *Middleware) serveFinishing(next http.Handler, w http.ResponseWriter, r 
 
 // statusWriter records the status of a response. It unwraps
 // (http.ResponseController), flushes and hijacks through the writer it
-// wraps, so streaming and WebSocket handlers keep working.
+// wraps, so streaming and WebSocket handlers keep working; a hijack
+// records the status [HijackedStatus] gives it, which nothing written
+// after replaces.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
@@ -146,5 +178,9 @@ func (w *statusWriter) Flush() {
 
 // Hijack implements http.Hijacker when the wrapped writer can hijack.
 func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.status, w.wrote = HijackedStatus(w.status, w.wrote), true
+	}
+	return conn, rw, err
 }

@@ -154,6 +154,17 @@ const DefaultLeaseTTL = 30 * time.Second
 // counts requests, whose cost is their duration, while the cost of the
 // rate limits beside it in a tier weighs their quota. A cost of zero peeks
 // (reports the leases in flight, takes none).
+//
+// The [Middleware] holds a request's lease until its handler returns,
+// renewing it every third of the TTL meanwhile. Mount it inside any
+// wrapper that abandons its handler at a timeout (http.TimeoutHandler,
+// echo's middleware.Timeout), so that it wraps the work itself:
+// http.TimeoutHandler(limit(work), ...), not limit(http.TimeoutHandler(work,
+// ...)). Such a wrapper returns at its timeout while the work goes on in
+// its own goroutine; a limiter outside it sees the request end then and
+// releases the lease of work still running, so more than n run at once. A
+// wrapper that only cancels the context and waits for its handler (echo's
+// ContextTimeout) is safe in either place.
 func Concurrent(n int64) Limit {
 	return Limit{Rate: n, Period: DefaultLeaseTTL, Algorithm: Concurrency}
 }

@@ -17,8 +17,10 @@ import (
 // keyfunc.Func values pass without conversion.
 type KeyFunc = func(r *http.Request) (string, error)
 
-// A CostFunc returns how much quota r uses ([Request]'s Cost); 0 is a peek.
-// A negative cost is a request-time error ([ErrInvalidCost]).
+// A CostFunc returns how much quota r uses ([Request]'s Cost). A cost of 0
+// is a free request, not a peek: it is admitted only when a request of
+// cost 1 would be, and charges nothing (see [HTTPCostFunc]). A negative
+// cost is the request's fault: it is refused with 400 ([ErrInvalidCost]).
 type CostFunc = func(r *http.Request) int64
 
 // A SkipFunc reports whether r bypasses the limiter (an allow-list: health
@@ -47,8 +49,25 @@ type ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error)
 // "continue" or "stop" (see [Middleware.Decide] and [Middleware.Deny]) and,
 // after the handler, calls [Middleware.Finish] with the response's status.
 // When a tier has a [Concurrency] limit, an admitted request holds a lease
-// while its handler runs, and Finish gives it back when the handler
-// returns or panics.
+// while its handler runs: the middleware renews it every third of its
+// lease TTL ([Limiter.Renew], on a timer, no goroutine waiting per
+// request), so a request that runs longer than the TTL keeps its place,
+// and Finish stops the renewals and gives the lease back when the handler
+// returns or panics. A renewal that fails is reported to the limiter's
+// [RenewObserver]s (SlogObserver logs it), never turned into a response.
+//
+// The handler of an admitted request gets it with its [Outcome] in its
+// context ([OutcomeFromContext]). A request is decided once per limiter:
+// a request that a middleware of the same limiter admitted earlier on its
+// path (a router-wide mount and a route's, a group's and its route's)
+// passes without a second take, a second log line or a second Finish;
+// a middleware of another limiter decides it as usual.
+//
+// Mount the middleware inside any wrapper that abandons its handler at a
+// timeout (http.TimeoutHandler, echo's middleware.Timeout), never between
+// such a wrapper and the work: the wrapper returns while the work goes
+// on, and a middleware outside it would release the work's lease then
+// (see [Concurrent]).
 //
 // A Middleware is safe for concurrent use. Make one with [NewMiddleware].
 type Middleware struct {
@@ -66,6 +85,8 @@ type Middleware struct {
 	after       []FinishFunc    // the work after the handler, in order (orderFinish); nil: none
 	customDeny  bool            // deny set by HTTPDenyHandler
 	customError bool            // onError set by HTTPErrorHandler
+	peek        bool            // HTTPCost(0): every request is a peek
+	leased      bool            // a tier has a Concurrency limit
 	costBy      string          // the cost option given, during construction
 	given       map[string]bool // the single-valued options given, during construction
 	errLog      *logSampler
@@ -100,6 +121,8 @@ func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 		return nil, err
 	}
 	m.orderFinish()
+	m.peek = m.given["HTTPCost(0)"]
+	_, _, m.leased = l.leasedLimit()
 	m.given, m.costBy = nil, ""
 	return m, nil
 }
@@ -115,8 +138,16 @@ type Outcome struct {
 	// Skipped is set when a [SkipFunc] let the request bypass the limiter.
 	Skipped bool
 
-	charge Request // what to charge after the handler ([HTTPChargeIf]); Cost 0: nothing
+	charge    Request    // what to charge after the handler ([HTTPChargeIf]); Cost 0: nothing
+	admission *admission // the context of an admitted request; nil otherwise
+	again     bool       // admitted before by the same limiter: nothing to finish
 }
+
+// Request returns r, the request o was decided for, as its handler must
+// get it: with o in its context ([OutcomeFromContext]) when the middleware
+// admitted it, r itself otherwise. Adapters hand the handler this request
+// (gin: c.Request = o.Request(c.Request); echo: c.SetRequest).
+func (o Outcome) Request(r *http.Request) *http.Request { return o.admission.request(r) }
 
 // Allowed reports whether the request goes on to the next handler: it was
 // skipped or admitted (also when admitted degraded, failing open).
@@ -149,6 +180,13 @@ func (o Outcome) Status() int {
 // route must be the template the framework matched, never the raw path,
 // which lets a client mint a fresh quota per URL; it is used only with
 // [HTTPRouteScope].
+//
+// A request that a middleware of the same limiter admitted before (its
+// context says so) is Allowed again, with the first Outcome's Result, and
+// nothing is taken, set or finished for it. An admitted request's lease,
+// when it holds one, is renewed from now until [Middleware.Finish]: an
+// adapter calls Finish for every Allowed Outcome when m
+// [Middleware.Finishes], and hands the handler [Outcome.Request].
 func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string) (o Outcome) {
 	m.decide(w, r, route, &o)
 	return o
@@ -157,6 +195,10 @@ func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string
 // decide is [Middleware.Decide], into o, which is zero: an Outcome is a
 // few hundred bytes, not worth copying on every request.
 func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string, o *Outcome) {
+	if a, ok := r.Context().Value(decidedBy{m.limiter}).(*admission); ok {
+		o.Result, o.again = a.res, true
+		return
+	}
 	if m.skip != nil && m.skip(r) {
 		o.Skipped = true
 		return
@@ -185,17 +227,27 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string
 			req.Tier = m.limiter.def.name // no key, no plan to look up
 		}
 	}
+	free := false
 	if m.cost != nil {
-		req.Cost = m.cost(r)
+		if req.Cost, free, err = m.costOf(r); err != nil {
+			o.Err = err
+			return
+		}
 	}
-	if m.chargeIf == nil {
+	switch {
+	case free:
+		_, err = m.check(r.Context(), req, &o.Result) // never charged after the handler
+	case m.chargeIf == nil:
 		err = m.limiter.takeInto(r.Context(), &req, &o.Result)
-	} else {
+	default:
 		o.charge, err = m.check(r.Context(), req, &o.Result) // what to charge after the handler
 	}
 	if err != nil {
 		*o = Outcome{Err: err}
 		return
+	}
+	if o.Result.Allowed {
+		m.admit(r, o)
 	}
 	var now time.Time // only the epoch X-RateLimit-Reset reads it: a clock read is ~25-40 ns
 	if m.formats&HeadersXRateLimit != 0 {
@@ -244,10 +296,10 @@ func (m *Middleware) Handler(next http.Handler, route func(*http.Request) string
 		switch {
 		case !o.allowed():
 			m.Deny(w, r, o)
-		case m.after == nil:
-			next.ServeHTTP(w, r)
+		case m.after == nil || o.again:
+			next.ServeHTTP(w, o.admission.request(r))
 		default:
-			m.serveFinishing(next, w, r, o)
+			m.serveFinishing(next, w, o.admission.request(r), o)
 		}
 	})
 }

@@ -30,6 +30,19 @@ func HTTPKeyFunc(fn KeyFunc) HTTPOption {
 }
 
 // HTTPCostFunc sets how much quota a request uses (default 1).
+//
+// A cost of 0 from fn is a free request, never a peek: it is admitted only
+// when a request of cost 1 would be (an exhausted client is denied, 429
+// and Retry-After, as for any request) and charges nothing; like
+// [HTTPChargeIf]'s check, it reads the store, and in the rare case where
+// the quota refilled between that read and the denying take, it is
+// charged 1. Under a limiter with a [Concurrency] limit in a tier, a free
+// request is taken at cost 1: the store holds a lease only for a take
+// that charges, and a request that runs must hold one. A negative cost
+// from fn is the request's fault (a cost read from it): it is refused with
+// 400 and a problem document through the [ErrorHandler] (the error wraps
+// [ErrInvalidCost]). Only [HTTPCost](0), asked for at construction, makes
+// every request a peek, admitted whatever is left and never charged.
 func HTTPCostFunc(fn CostFunc) HTTPOption {
 	return func(m *Middleware) error {
 		if err := m.setCost("HTTPCostFunc"); err != nil {
@@ -45,6 +58,9 @@ func HTTPCostFunc(fn CostFunc) HTTPOption {
 
 // HTTPCost is shorthand for HTTPCostFunc with a function that returns n:
 // a fixed cost, for an expensive route. Giving both is an error.
+// HTTPCost(0) is a peek: every request is admitted, whatever is left,
+// charged nothing and holds no lease; the fields show the quota (a route
+// that reports it, say).
 func HTTPCost(n int64) HTTPOption {
 	return func(m *Middleware) error {
 		if err := m.setCost("HTTPCost"); err != nil {
@@ -58,6 +74,34 @@ func HTTPCost(n int64) HTTPOption {
 		return nil
 	}
 }
+
+// costOf returns the cost of r from the cost func, and whether the request
+// is free: see [HTTPCostFunc] for a cost of 0 and a negative one.
+func (m *Middleware) costOf(r *http.Request) (cost int64, free bool, err error) {
+	switch cost = m.cost(r); {
+	case cost < 0:
+		return 0, false, negativeCost(cost)
+	case cost > 0 || m.peek:
+		return cost, false, nil
+	case m.leased:
+		return 1, false, nil
+	}
+	return 1, true, nil
+}
+
+// negativeCost is the error of a [CostFunc] that returned a negative
+// cost: the request's fault, answered 400 ([ErrorStatus]).
+type negativeCost int64
+
+func (e negativeCost) Error() string {
+	return fmt.Sprintf("ratelimit: cost func: negative cost %d", int64(e))
+}
+
+// Unwrap returns [ErrInvalidCost].
+func (negativeCost) Unwrap() error { return ErrInvalidCost }
+
+// ClientError marks the error as the request's ([ErrorStatus]).
+func (negativeCost) ClientError() bool { return true }
 
 // HTTPSkip lets the requests for which fn returns true bypass the limiter.
 func HTTPSkip(fn SkipFunc) HTTPOption {

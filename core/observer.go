@@ -23,9 +23,10 @@ type Observer interface {
 }
 
 // SlogObserver logs rate-limit violations, store failures, leases not
-// released ([ReleaseObserver]) and breaker changes through a [log/slog]
-// logger, for security monitoring. The log itself is rate limited: at most Burst lines, refilled at one per Every
-// (defaults 10 and 100 ms); suppressed lines are counted in the next line
+// released ([ReleaseObserver]) or not renewed ([RenewObserver]) and
+// breaker changes through a [log/slog] logger, for security monitoring.
+// The log itself is rate limited: at most Burst lines, refilled at one per
+// Every (defaults 10 and 100 ms); suppressed lines are counted in the next line
 // ("suppressed" attribute). Identities are logged as a short SHA-256
 // ("client" attribute), never in clear, so logs hold no IPs or API keys.
 //
@@ -81,6 +82,17 @@ func (o *SlogObserver) Released(ctx context.Context, res Result, err error) {
 		return
 	}
 	o.log.emit(ctx, slog.LevelWarn, "ratelimit: lease not released, it expires after its TTL",
+		slog.String("tier", res.Tier), slog.String("error", truncated(errorText(err))))
+}
+
+// Renewed logs a lease the middleware could not renew, at Warn: lost (it
+// had expired: the request runs on without its place) or not renewed this
+// time (the store failed). Renewed implements [RenewObserver].
+func (o *SlogObserver) Renewed(ctx context.Context, res Result, err error) {
+	if err == nil {
+		return
+	}
+	o.log.emit(ctx, slog.LevelWarn, "ratelimit: lease not renewed",
 		slog.String("tier", res.Tier), slog.String("error", truncated(errorText(err))))
 }
 

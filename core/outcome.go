@@ -13,20 +13,23 @@ type ChargeFunc = func(status int) bool
 
 // FailedRequests is the [ChargeFunc] of a login guard: it charges the
 // responses with status 400 or above (401 Unauthorized, 403, but also a
-// 500 or a handler that panicked), so only failed attempts count.
-func FailedRequests(status int) bool { return status >= 400 }
+// 500 or a handler that panicked), so only failed attempts count, and a
+// hijacked connection whose status is unknown ([StatusHijacked]).
+func FailedRequests(status int) bool { return status >= 400 || status == StatusHijacked }
 
 // SuccessfulRequests is the [ChargeFunc] that charges the responses with a
 // status below 400, so errors (a validation failure, an outage of the
-// backend) cost the client nothing.
+// backend) cost the client nothing. A hijacked connection
+// ([StatusHijacked], 101) is charged.
 func SuccessfulRequests(status int) bool { return status < 400 }
 
 // HTTPChargeIf charges a request after its handler, and only when
 // charge(status) is true for the final status of its response (the status
 // [HTTPFinish] gets: 200 when the handler wrote nothing, 500 when it
-// panicked before writing). [FailedRequests] counts only failures (a login
-// guard: 5 failed logins a minute, successful ones never counted);
-// [SuccessfulRequests] only successes.
+// panicked before writing, [StatusHijacked] when it hijacked the
+// connection before writing a status). [FailedRequests] counts only
+// failures (a login guard: 5 failed logins a minute, successful ones never
+// counted); [SuccessfulRequests] only successes.
 //
 // Before the handler the request is checked, not charged: it is denied,
 // as any denial (429, Retry-After, the [DenyHandler]), when its cost would
@@ -62,7 +65,8 @@ func SuccessfulRequests(status int) bool { return status < 400 }
 // A cost of 0 ([HTTPCost](0)) together with HTTPChargeIf is an error: it
 // would charge nothing whatever the outcome. So is a limiter with a
 // [Concurrency] limit in a tier: a check takes no lease. A [CostFunc] returning 0 at
-// request time makes a peek that is never charged. Skipped requests
+// request time makes a free request, checked and never charged
+// ([HTTPCostFunc]). Skipped requests
 // ([HTTPSkip]) are neither checked nor charged. In shadow mode
 // ([WithShadow]) a check that would deny is shadowed, like a denial, and
 // the request runs.

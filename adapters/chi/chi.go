@@ -3,6 +3,14 @@
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
 // in [core.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies chi's route pattern of a request.
+//
+// With a core.Concurrent limit, mount the limiter inside any wrapper that
+// abandons its handler at a timeout (http.TimeoutHandler around the
+// router, say): such a wrapper returns while the work goes on, and a
+// limiter outside it would release the lease of work still running (see
+// core.Concurrent). chi's middleware.Timeout only cancels the context and
+// waits, so it is safe in either place. A limiter mounted twice on a
+// request (r.Use and r.With) decides it once.
 package ratelimitchi
 
 import (

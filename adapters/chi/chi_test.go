@@ -38,6 +38,12 @@ func TestScenarios(t *testing.T) {
 			r.With(ratelimitchi.New(l, opts...)).Get("/items/{id}", ok)
 			return r
 		},
+		Twice: func(outer, inner *core.Limiter) http.Handler {
+			r := chi.NewRouter()
+			r.Use(ratelimitchi.New(outer))
+			r.With(ratelimitchi.New(inner)).Get("/twice", adaptertest.TwiceHandler)
+			return r
+		},
 		UsersRoute: "/users/{id}",
 	})
 }

@@ -4,11 +4,21 @@
 // in [core.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies echo's route template, c.Path(), and turns a denial
 // into an *echo.HTTPError.
+//
+// With a core.Concurrent limit, register the limiter after (inside)
+// echo's middleware.Timeout, which runs the rest of the chain in a
+// goroutine and answers 503 while the work goes on: a limiter registered
+// before it would release the lease of work still running (see
+// core.Concurrent). middleware.ContextTimeout only cancels the context
+// and is safe in either place. A limiter mounted twice on a request (a
+// group and its route) decides it once.
 package ratelimitecho
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -41,7 +51,9 @@ import (
 // handler of an admitted request, core.Middleware.Finish gets the final
 // status (core.HTTPFinish, core.HTTPChargeIf): c.Response().Status, or for a returned error the
 // status echo's default error handler gives it, also when the handler
-// panics. New panics if l is nil or an option is
+// panics, or core.HijackedStatus for a handler that hijacked the
+// connection. The handler gets c.Request() with the request's
+// core.Outcome in its context (core.OutcomeFromContext). New panics if l is nil or an option is
 // invalid: configuration errors show at start-up.
 func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 	mw, err := core.NewMiddleware(l, opts...)
@@ -55,6 +67,7 @@ func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 				r.SetPathValue(name, c.ParamValues()[i])
 			}
 			o := mw.Decide(w, r, c.Path())
+			c.SetRequest(o.Request(r)) // the Outcome, for core.OutcomeFromContext
 			switch {
 			case o.Allowed() && mw.Finishes():
 				return serve(c, next, mw, o)
@@ -75,16 +88,49 @@ func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 // HTTPErrorHandler would write: an *echo.HTTPError's code, else 500.
 func serve(c echo.Context, next echo.HandlerFunc, mw *core.Middleware, o core.Outcome) error {
 	w, r := c.Response(), c.Request()
+	hw := &hijackWriter{ResponseWriter: w.Writer, res: w}
+	w.Writer = hw
 	returned := false
 	defer func() {
 		if !returned {
-			mw.Finish(w, r, o, core.PanicStatus(w.Status, w.Committed))
+			mw.Finish(w, r, o, hw.final(core.PanicStatus(w.Status, w.Committed)))
 		}
 	}()
 	err := next(c)
 	returned = true
-	mw.Finish(w, r, o, finalStatus(w, err))
+	mw.Finish(w, r, o, hw.final(finalStatus(w, err)))
 	return err
+}
+
+// hijackWriter records the status of a hijack under echo's Response, which
+// does not: core.HijackedStatus of what echo had written before it.
+type hijackWriter struct {
+	http.ResponseWriter
+	res      *echo.Response
+	hijacked int // 0: none
+}
+
+func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	status := core.HijackedStatus(w.res.Status, w.res.Committed)
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.hijacked = status
+	}
+	return conn, rw, err
+}
+
+// Unwrap returns the wrapped writer, for http.ResponseController.
+func (w *hijackWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush flushes the wrapped writer, for code that asserts http.Flusher.
+func (w *hijackWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// final returns status, or the status of a hijack.
+func (w *hijackWriter) final(status int) int {
+	if w.hijacked != 0 {
+		return w.hijacked
+	}
+	return status
 }
 
 func finalStatus(w *echo.Response, err error) int {

@@ -43,6 +43,12 @@ func TestScenarios(t *testing.T) {
 			e.GET("/items/:id", ok, ratelimitecho.New(l, opts...))
 			return e
 		},
+		Twice: func(outer, inner *core.Limiter) http.Handler {
+			e := echo.New()
+			g := e.Group("", ratelimitecho.New(outer))
+			g.GET("/twice", echo.WrapHandler(http.HandlerFunc(adaptertest.TwiceHandler)), ratelimitecho.New(inner))
+			return e
+		},
 		UsersRoute:     "/users/:id",
 		OwnErrorBodies: true,
 	})

@@ -4,10 +4,20 @@
 // in [core.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies gin's route template, c.FullPath(), and stops the
 // chain with c.Abort on a denial.
+//
+// With a core.Concurrent limit, register the limiter after (inside) any
+// middleware that abandons its handler at a timeout (one that runs
+// c.Next in a goroutine and answers when the time is up, as
+// gin-contrib/timeout does): such a middleware returns while the work
+// goes on, and a limiter before it would release the lease of work still
+// running (see core.Concurrent). A limiter mounted twice on a request (a
+// group and its route) decides it once.
 package ratelimitgin
 
 import (
+	"bufio"
 	"fmt"
+	"net"
 
 	"github.com/gin-gonic/gin"
 
@@ -33,7 +43,10 @@ import (
 // A denied request gets its rate-limit fields and the core deny handler's
 // response (by default a problem+json 429), and the chain is aborted. After
 // the handlers of an admitted request, core.Middleware.Finish gets
-// c.Writer.Status(), also when a handler panics (core.HTTPFinish, core.HTTPChargeIf). New
+// c.Writer.Status(), also when a handler panics (core.HTTPFinish, core.HTTPChargeIf),
+// or core.HijackedStatus for a handler that hijacked the connection. The
+// handlers get c.Request with the request's core.Outcome in its context
+// (core.OutcomeFromContext). New
 // panics if l is nil or an option is invalid: configuration errors show at
 // start-up, as with core.MustNewLimiter.
 func New(l *core.Limiter, opts ...core.HTTPOption) gin.HandlerFunc {
@@ -46,6 +59,7 @@ func New(l *core.Limiter, opts ...core.HTTPOption) gin.HandlerFunc {
 			c.Request.SetPathValue(p.Key, p.Value)
 		}
 		o := mw.Decide(c.Writer, c.Request, c.FullPath())
+		c.Request = o.Request(c.Request) // the Outcome, for core.OutcomeFromContext
 		switch {
 		case o.Allowed() && mw.Finishes():
 			next(c, mw, o)
@@ -60,15 +74,42 @@ func New(l *core.Limiter, opts ...core.HTTPOption) gin.HandlerFunc {
 }
 
 // next runs the rest of the chain, then mw.Finish with the final status,
-// also when a handler panics (the panic goes on).
+// also when a handler panics (the panic goes on), or the one
+// core.HijackedStatus gives a handler that hijacked the connection.
 func next(c *gin.Context, mw *core.Middleware, o core.Outcome) {
+	hw := &hijackWriter{ResponseWriter: c.Writer}
+	c.Writer = hw
 	returned := false
 	defer func() {
 		if !returned {
-			mw.Finish(c.Writer, c.Request, o, core.PanicStatus(c.Writer.Status(), c.Writer.Written()))
+			mw.Finish(c.Writer, c.Request, o, hw.final(core.PanicStatus(c.Writer.Status(), c.Writer.Written())))
 		}
 	}()
 	c.Next()
 	returned = true
-	mw.Finish(c.Writer, c.Request, o, c.Writer.Status())
+	mw.Finish(c.Writer, c.Request, o, hw.final(c.Writer.Status()))
+}
+
+// hijackWriter records the status of a hijack: gin's writer counts a
+// hijacked connection as written with its default status, 200.
+type hijackWriter struct {
+	gin.ResponseWriter
+	hijacked int // the status core.HijackedStatus gave the hijack; 0: none
+}
+
+func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	status := core.HijackedStatus(w.Status(), w.Written())
+	conn, rw, err := w.ResponseWriter.Hijack()
+	if err == nil {
+		w.hijacked = status
+	}
+	return conn, rw, err
+}
+
+// final returns status, or the status of a hijack.
+func (w *hijackWriter) final(status int) int {
+	if w.hijacked != 0 {
+		return w.hijacked
+	}
+	return status
 }

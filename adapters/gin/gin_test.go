@@ -50,6 +50,12 @@ func TestScenarios(t *testing.T) {
 			}
 			return r
 		},
+		Twice: func(outer, inner *core.Limiter) http.Handler {
+			r := gin.New()
+			g := r.Group("/", ratelimitgin.New(outer))
+			g.GET("/twice", ratelimitgin.New(inner), gin.WrapF(adaptertest.TwiceHandler))
+			return r
+		},
 		UsersRoute: "/users/:id",
 	})
 }

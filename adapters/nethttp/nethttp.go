@@ -3,6 +3,14 @@
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
 // in [core.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies the http.ServeMux pattern of a request.
+//
+// With a core.Concurrent limit, mount the limiter inside any wrapper that
+// abandons its handler at a timeout: http.TimeoutHandler(limit(work), d,
+// msg), never limit(http.TimeoutHandler(work, d, msg)). TimeoutHandler
+// answers 503 and returns while the work goes on; a limiter outside it
+// would release the lease of work still running (see core.Concurrent). A
+// limiter mounted twice on a request (around the mux and a route) decides
+// it once.
 package ratelimithttp
 
 import (

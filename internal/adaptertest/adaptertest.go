@@ -60,9 +60,18 @@ type Router struct {
 	//	             "right", else 401 (a login, for core.HTTPChargeIf)
 	//	GET /hold    sends a channel on Held, waits until it is closed,
 	//	             then writes 200 "done" (a request in flight)
+	//	GET /hijack  hijacks the connection and answers 401 in raw bytes
+	//	GET /hijack-after-200
+	//	             writes and flushes 200, then hijacks and sends "ok"
 	//
 	// without any middleware that recovers panics.
 	Finish func(l *core.Limiter, opts ...core.HTTPOption) http.Handler
+	// Twice returns the framework's real router serving GET /twice with
+	// [TwiceHandler], behind the adapter built from outer mounted the
+	// router-wide (or group) way and the adapter built from inner mounted
+	// on the route itself: chi r.Use + r.With, a gin group and its route,
+	// an echo group and its route, net/http New around New.
+	Twice func(outer, inner *core.Limiter) http.Handler
 	// OwnErrorBodies is set when, without a deny or error handler, the
 	// framework's error handler renders denials and errors (echo), so the
 	// body is not the core problem document.
@@ -89,10 +98,11 @@ var now = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // A step is one request and what its response must be.
 type step struct {
-	path   string
-	client string
-	apiKey string // X-API-Key
-	cost   int64  // X-Cost, read by costFromHeader; 0 means no header
+	path    string
+	client  string
+	apiKey  string // X-API-Key
+	cost    int64  // X-Cost, read by costFromHeader; 0 means no header
+	rawCost string // X-Cost as is, when set (a 0 or a negative cost)
 
 	status    int
 	policy    []policyItem // nil: no RateLimit-Policy field
@@ -155,6 +165,7 @@ func Run(t *testing.T, rt Router) {
 	t.Run("a concurrency limit releases its lease after the handler", func(t *testing.T) {
 		runInFlight(t, rt)
 	})
+	runLifecycle(t, rt)
 }
 
 // Held is where each request of the /hold route of [Router.Finish] sends
@@ -385,6 +396,9 @@ func newRequest(st step) *http.Request {
 	if st.cost != 0 {
 		r.Header.Set("X-Cost", strconv.FormatInt(st.cost, 10))
 	}
+	if st.rawCost != "" {
+		r.Header.Set("X-Cost", st.rawCost)
+	}
 	return r
 }
 
@@ -554,6 +568,8 @@ var FinishRoutes = map[string]http.HandlerFunc{
 		}
 		_, _ = w.Write([]byte("welcome"))
 	},
+	"/hijack":           hijack,
+	"/hijack-after-200": hijackAfter200,
 	"/hold": func(w http.ResponseWriter, _ *http.Request) {
 		gate := make(chan struct{})
 		Held <- gate

@@ -90,6 +90,19 @@ func scenarios() []scenario {
 			},
 		},
 		{
+			name:   "a cost of 0 from the cost func is free but needs what a cost of 1 needs; a negative cost is a 400",
+			limits: []core.Option{core.WithLimits(core.PerMinute(2).WithName("api"))},
+			opts:   []core.HTTPOption{core.HTTPCostFunc(costFromHeader)},
+			steps: []step{
+				{path: "/hello", client: alice, rawCost: "0", status: 200, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 2, 0}},
+				{path: "/hello", client: alice, cost: 2, status: 200, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 0, 30}},
+				{path: "/hello", client: alice, rawCost: "0", status: 429, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 0, 30},
+					retry: "30", problem: core.ProblemQuotaExceeded},
+				{path: "/hello", client: bob, rawCost: "-1", status: 400, problem: "about:blank", noSecrets: true},
+				{path: "/hello", client: bob, rawCost: "0", status: 200, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 2, 0}},
+			},
+		},
+		{
 			name:   "skipped requests bypass the limiter and carry no fields",
 			limits: api1,
 			opts:   []core.HTTPOption{core.HTTPSkip(func(r *http.Request) bool { return r.URL.Path == "/healthz" })},
