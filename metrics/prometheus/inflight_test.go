@@ -114,7 +114,9 @@ type failingRelease struct{ *memstore.Store }
 
 var errReleaseDown = errors.New("release: store down")
 
-func (failingRelease) Release(context.Context, string, core.Limit, string) error { return errReleaseDown }
+func (failingRelease) Release(context.Context, string, core.Limit, string) error {
+	return errReleaseDown
+}
 
 func TestCollectorInFlightComesDownWhenTheReleaseFails(t *testing.T) {
 	metrics := ratelimitprom.MustNew()
