@@ -53,6 +53,13 @@ func classify(err error) error {
 	return err
 }
 
+// connNotAvailable starts the plain errors go-redis returns for a pooled
+// connection whose socket is gone (closed under it, or being handed off to
+// a new endpoint): "redis: connection not available" and "... for write
+// operation". They are transport failures, unexported by go-redis, so
+// matched by text.
+const connNotAvailable = "redis: connection not available"
+
 // unavailable reports whether err means the store cannot answer now, as
 // opposed to a bug: transport failures (timeouts, refused, reset or closed
 // connections, EOF, a pool with no free connection, a closed client) and
@@ -72,6 +79,8 @@ func unavailable(err error) bool {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
 		return true
 	case errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted), errors.Is(err, redis.ErrClosed):
+		return true
+	case strings.HasPrefix(err.Error(), connNotAvailable):
 		return true
 	}
 	var nerr net.Error
