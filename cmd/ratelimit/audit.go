@@ -89,8 +89,8 @@ func runAudit(ctx context.Context, args []string, e env) int {
 
 // warnCoverage warns on stderr when the target is a cluster whose masters
 // require full coverage, or could not be asked: one dead master would
-// then stop every client (docs/operations.md, "Redis Cluster"). A warning
-// does not change the exit status.
+// then stop every client (docs/operations.md, "Cluster, hash tags and
+// Sentinel"). A warning does not change the exit status.
 func (t *target) warnCoverage(ctx context.Context, stderr io.Writer) {
 	cc, ok := t.client.(*redis.ClusterClient)
 	if !ok {

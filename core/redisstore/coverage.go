@@ -15,8 +15,8 @@ import (
 // default) a master refuses every command while any slot of the cluster
 // is unserved, so one dead master stops every client, not only its own,
 // until a replica takes over; with no, the other masters keep serving
-// their slots. Rate limiting wants no (docs/operations.md, "Redis
-// Cluster").
+// their slots. Rate limiting wants no (docs/operations.md, "Cluster,
+// hash tags and Sentinel").
 type Coverage struct {
 	// Required lists the masters that answer yes, sorted.
 	Required []string
