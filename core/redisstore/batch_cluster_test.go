@@ -659,6 +659,7 @@ func TestBatchingClusterMasterKilled(t *testing.T) {
 	beforePlain := charges(t, l, all)
 	beforeBreaker := charges(t, withBreaker, append(append([]string(nil), onVictim...), elsewhere...))
 	tr := newTraffic()
+	tr.watchServers(healthyMasters(t, hc, elsewhere, victim)...)
 	tr.start("plain", l, append(append([]string(nil), onVictim...), elsewhere...), 1, pace)
 	tr.start("plain", l, []string{hot, hot, hot, hot}, 1, pace/4)
 	tr.start("breaker", withBreaker, append(append([]string(nil), onVictim...), elsewhere...), 1, pace)
@@ -782,6 +783,7 @@ func TestBatchingClusterManualFailover(t *testing.T) {
 	beforeShort, beforeLong := charges(t, short, ids), charges(t, long, ids)
 
 	tr := newTraffic()
+	tr.watchServers(healthyMasters(t, hc, ids, shards[0])...)
 	tr.start("50ms", short, ids, 1, pace)
 	tr.start("150ms", long, ids, 1, pace)
 	tr.sleepUntil(healthyFor)
@@ -798,7 +800,7 @@ func TestBatchingClusterManualFailover(t *testing.T) {
 	requireNoBugs(t, recs)
 	requireNoBugs(t, recsLong)
 	failed, excused := unexcused(degraded(recs))
-	t.Logf("CLUSTER FAILOVER: replica promoted after %s, old master demoted %s later; 50 ms timeout: %d decisions, %d degraded (%d more during stalls of the process); 150 ms timeout: %d decisions, %d degraded, during the failover %s",
+	t.Logf("CLUSTER FAILOVER: replica promoted after %s, old master demoted %s later; 50 ms timeout: %d decisions, %d degraded (%d more during stalls of the process or of a healthy server); 150 ms timeout: %d decisions, %d degraded, during the failover %s",
 		(promotedAt - failoverAt).Round(time.Millisecond), (demotedAt - promotedAt).Round(time.Millisecond),
 		len(recs), len(failed), excused, len(recsLong), len(degraded(recsLong)),
 		latencyOf(where(recsLong, func(r record) bool { return r.end() >= failoverAt && r.start <= demotedAt })))

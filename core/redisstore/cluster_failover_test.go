@@ -88,6 +88,7 @@ func TestClusterMasterKilled(t *testing.T) {
 	warmUp(t, l, append(append([]string{hot}, onVictim...), elsewhere...))
 	warmUp(t, withBreaker, append(append([]string(nil), onVictim...), elsewhere...))
 	tr := newTraffic()
+	tr.watchServers(healthyMasters(t, hc, elsewhere, victim)...)
 	tr.start("plain", l, append(append([]string(nil), onVictim...), elsewhere...), 1, pace)
 	tr.start("plain", l, []string{hot, hot, hot, hot}, 1, pace/4)
 	tr.start("breaker", withBreaker, append(append([]string(nil), onVictim...), elsewhere...), 1, pace)
@@ -214,6 +215,7 @@ func TestClusterManualFailover(t *testing.T) {
 	knowReplicas(t, client, 3)
 
 	tr := newTraffic()
+	tr.watchServers(healthyMasters(t, hc, ids, shards[0])...)
 	tr.start("50ms", short, ids, 1, pace)
 	tr.start("150ms", long, ids, 1, pace)
 	tr.sleepUntil(healthyFor)
@@ -228,7 +230,7 @@ func TestClusterManualFailover(t *testing.T) {
 	requireNoBugs(t, recs)
 	requireNoBugs(t, recsLong)
 	failed, excused := unexcused(degraded(recs))
-	t.Logf("CLUSTER FAILOVER: replica promoted after %s, old master demoted %s later; 50 ms timeout: %d decisions, %d degraded (%d more during stalls of the process); 150 ms timeout: %d decisions, %d degraded, during the failover %s",
+	t.Logf("CLUSTER FAILOVER: replica promoted after %s, old master demoted %s later; 50 ms timeout: %d decisions, %d degraded (%d more during stalls of the process or of a healthy server); 150 ms timeout: %d decisions, %d degraded, during the failover %s",
 		(promotedAt - failoverAt).Round(time.Millisecond), (demotedAt - promotedAt).Round(time.Millisecond),
 		len(recs), len(failed), excused, len(recsLong), len(degraded(recsLong)),
 		latencyOf(where(recsLong, func(r record) bool { return r.end() >= failoverAt && r.start <= demotedAt })))

@@ -45,12 +45,13 @@ func (r record) breakerOpen() bool { return errors.Is(r.res.Err, core.ErrBreaker
 // include scheduling delays of the loaded machine, which is what callers
 // see.
 type traffic struct {
-	begin  time.Time
-	stop   chan struct{}
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	recs   []record
-	stalls *stallMeter
+	begin   time.Time
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	recs    []record
+	stalls  *stallMeter
+	servers []*serverMeter // watchServers
 }
 
 // newTraffic returns traffic whose clock starts now; start adds goroutines.
@@ -104,6 +105,59 @@ func (m *stallMeter) run() {
 		}
 		last = now
 	}
+}
+
+// A serverMeter records when a Redis server that the test keeps healthy
+// answered slowly: its goroutine PINGs the server every millisecond over a
+// connection of its own and notes every round trip longer than stallGap.
+// On a loaded machine the servers' processes are starved as well as the
+// test's, which the stallMeter cannot see; a decision that overran its
+// deadline while a healthy server itself took that long says nothing about
+// the failure under test. Tests watch only the servers they expect to stay
+// healthy (never the one they freeze, kill or fail over).
+type serverMeter struct {
+	begin  time.Time
+	client *redis.Client
+	stop   chan struct{}
+	done   chan struct{}
+	spans  []span // written by the meter's goroutine until done is closed
+}
+
+// watchServers starts a serverMeter for each of addrs; Stop excuses the
+// decisions in flight while one of them answered slowly, as it excuses
+// those in flight during a stall of the process.
+func (tr *traffic) watchServers(addrs ...string) {
+	for _, addr := range addrs {
+		m := &serverMeter{begin: tr.begin, stop: make(chan struct{}), done: make(chan struct{}),
+			client: redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, MaxRetries: -1, ReadTimeout: 5 * time.Second})}
+		tr.servers = append(tr.servers, m)
+		go m.run()
+	}
+}
+
+func (m *serverMeter) run() {
+	defer close(m.done)
+	defer m.client.Close()
+	for {
+		select {
+		case <-m.stop:
+			return
+		default:
+		}
+		sent := time.Now()
+		_ = m.client.Ping(context.Background()).Err()
+		if took := time.Since(sent); took > stallGap {
+			m.spans = append(m.spans, span{sent.Sub(m.begin), sent.Sub(m.begin) + took})
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// end stops the meter and returns the slow answers it saw.
+func (m *serverMeter) end() []span {
+	close(m.stop)
+	<-m.done
+	return m.spans
 }
 
 // end stops the meter and returns the stalls it saw.
@@ -188,12 +242,16 @@ func (tr *traffic) now() time.Duration { return time.Since(tr.begin) }
 func (tr *traffic) sleepUntil(d time.Duration) { time.Sleep(d - tr.now()) }
 
 // Stop stops the traffic and returns its records, by start time, each
-// marked stalled when the process stood still for stallGap or more while
-// it was in flight.
+// marked stalled when the process stood still, or a watched server
+// answered slowly (watchServers), for stallGap or more in all while it was
+// in flight.
 func (tr *traffic) Stop() []record {
 	close(tr.stop)
 	tr.wg.Wait()
 	stalls := tr.stalls.end()
+	for _, m := range tr.servers {
+		stalls = append(stalls, m.end()...)
+	}
 	for i := range tr.recs {
 		tr.recs[i].stalled = stalledIn(stalls, tr.recs[i].start, tr.recs[i].end())
 	}
@@ -286,7 +344,7 @@ func assertNoneDegraded(t *testing.T, recs []record, msg string) {
 	t.Helper()
 	bad, excused := unexcused(degraded(recs))
 	if excused > 0 {
-		t.Logf("%s: %d degraded decisions excused: the process stalled while they were in flight", msg, excused)
+		t.Logf("%s: %d degraded decisions excused: the process or a healthy server stalled while they were in flight", msg, excused)
 	}
 	if len(bad) == 0 {
 		return
@@ -379,4 +437,22 @@ func TestStalledIn(t *testing.T) {
 			t.Errorf("stalledIn(%s, %s) = %v, want %v", tt.from, tt.to, got, tt.want)
 		}
 	}
+}
+
+// healthyMasters returns the masters that serve the slots of ids, once
+// each, leaving out those of the shard under test: the servers a fault
+// test expects to stay healthy, for traffic.watchServers.
+func healthyMasters(t *testing.T, hc *redistest.HACluster, ids []string, underTest redistest.Shard) []string {
+	t.Helper()
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = "{" + id + "}"
+	}
+	var addrs []string
+	for _, s := range hc.Shards(t, hc.Addrs()[0], keys...) {
+		if s != underTest && !slices.Contains(addrs, s.Master) {
+			addrs = append(addrs, s.Master)
+		}
+	}
+	return addrs
 }
