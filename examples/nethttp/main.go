@@ -1,8 +1,8 @@
-// Command nethttp is the quick start for net/http: each client, its API key
-// or else its address, may send 10 requests a second in bursts of 20; the
-// next one gets 429 with Retry-After. The limits live in memory, or with
-// REDIS_URL (redis://localhost:6379/0) in Redis, shared by every instance.
-// examples/production is the template for production.
+// Command nethttp is the quick start for net/http: each client (its API key,
+// else its address) may send 10 requests a second in bursts of 20, then gets
+// 429 with Retry-After. The limits live in memory, or in Redis with
+// REDIS_URL (redis://localhost:6379/0). The production template is
+// examples/production.
 //
 //	go run ./examples/nethttp
 //	curl -i -H 'X-API-Key: my-key' localhost:8080/hello
@@ -32,8 +32,7 @@ func main() {
 
 func newHandler(store core.Store) http.Handler {
 	limiter := core.MustNewLimiter(store, core.WithLimits(core.PerSecond(10).WithBurst(20)))
-	// The key is hashed before it names a store key. Authenticate first:
-	// a client that may invent keys invents quotas.
+	// API keys are hashed before they reach the store. Authenticate first, or clients invent quotas.
 	byClient := keyfunc.FirstOf(keyfunc.Must(keyfunc.Header("X-API-Key")), keyfunc.Must(keyfunc.PeerIP()))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("hello\n")) })
