@@ -5,7 +5,7 @@
 // responses.
 //
 //	make demo                          # memory store
-//	REDIS_URL=redis://127.0.0.1:6379/0 make demo
+//	REDIS_URL=redis://127.0.0.1:6379/0 make demo   # or a Cluster, a Sentinel: refapi.OpenStore
 //	go run ./cmd/demo -serve           # keep serving afterwards, for curl
 //
 // The clients differ by address: the demo plays the load balancer in front
@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -24,7 +25,6 @@ import (
 	"os/signal"
 	"time"
 
-	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
 	"github.com/ratelimitkit/ratelimit/examples/refapi"
 )
 
@@ -44,13 +44,15 @@ func run(duration time.Duration, serve bool, addr string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	store, desc, closeStore, err := refapi.OpenStore(ctx)
+	store, desc, closeStore, err := refapi.OpenStore(ctx, os.Getenv, slog.Default())
 	if err != nil {
 		return err
 	}
 	defer closeStore()
 	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
-	p, err := refapi.New(store, refapi.Config{TrustedProxies: loopback})
+	// The report shows the violations; their log would only cover it.
+	quiet := slog.New(slog.DiscardHandler)
+	p, err := refapi.New(store, refapi.Config{TrustedProxies: loopback, Logger: quiet})
 	if err != nil {
 		return err
 	}
@@ -58,7 +60,7 @@ func run(duration time.Duration, serve bool, addr string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: newRouter(p, refapi.BuildExport), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: refapi.NetHTTP(p, refapi.BuildExport), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 
@@ -72,18 +74,6 @@ func run(duration time.Duration, serve bool, addr string) error {
 	printCurl(base)
 	<-ctx.Done()
 	return nil
-}
-
-// newRouter wires the routes as examples/nethttp does (which adds
-// /metrics); export is the work of /api/export (refapi.BuildExport).
-func newRouter(p *refapi.Policy, export func(context.Context) error) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", refapi.Healthz)
-	mux.Handle("GET /api/hello", ratelimithttp.New(p.API, p.APIOptions...)(http.HandlerFunc(refapi.Hello)))
-	mux.Handle("POST /login", ratelimithttp.New(p.Login, p.LoginOptions...)(http.HandlerFunc(refapi.Login)))
-	mux.Handle("POST /webhooks/{source}", ratelimithttp.New(p.Webhook, p.WebhookOptions...)(http.HandlerFunc(refapi.Webhook)))
-	mux.Handle("GET /api/export", ratelimithttp.New(p.Export, p.ExportOptions...)(refapi.Export(export)))
-	return mux
 }
 
 func printCurl(base string) {

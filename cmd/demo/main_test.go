@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -13,23 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/examples/refapi"
-	"github.com/ratelimitkit/ratelimit/examples/refapi/refapitest"
 )
-
-// The demo drives examples/refapi; the examples carry their own copies of
-// it. The same scenarios keep them one API.
-func TestServesTheReferenceAPI(t *testing.T) {
-	refapitest.Run(t, func(store core.Store, export refapitest.ExportFunc) (http.Handler, error) {
-		p, err := refapi.New(store, refapi.Config{})
-		if err != nil {
-			return nil, err
-		}
-		return newRouter(p, export), nil
-	})
-}
 
 // The exporter's row: of 5 exports sent at once, 2 run and 3 get 429. The
 // exports are held in their work until the 3 denials are answered, so the
@@ -38,7 +25,7 @@ func TestReportsTheExporter(t *testing.T) {
 	store, err := memstore.New()
 	require.NoError(t, err)
 	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
-	p, err := refapi.New(store, refapi.Config{TrustedProxies: loopback})
+	p, err := refapi.New(store, refapi.Config{TrustedProxies: loopback, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	var denials atomic.Int32
 	allDenied := make(chan struct{})
@@ -50,7 +37,7 @@ func TestReportsTheExporter(t *testing.T) {
 			return ctx.Err()
 		}
 	}
-	router := newRouter(p, held)
+	router := refapi.NetHTTP(p, held)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w}
 		router.ServeHTTP(rec, r)

@@ -1,41 +1,19 @@
-// Command gin serves a rate-limited API with gin, in one file to copy:
+// Command gin is the quick start for gin: each client (its API key,
+// else its address) may send 10 requests a second in bursts of 20, then gets
+// 429 with Retry-After. The limits live in memory, or in Redis with
+// REDIS_URL (redis://localhost:6379/0). The production template is
+// examples/production.
 //
-//	GET  /api/hello         tiered by X-API-Key: none or unknown is "free" per client IP (burst 100,
-//	                        10/s), then "pro" (1000, 100/s) and "enterprise" (10000, 1000/s); a daily quota
-//	POST /login             brute-force guard: 5 failed logins a minute per account and IP;
-//	                        the body is JSON, {"account": "alice", "password": "..."}
-//	POST /webhooks/:source  100 per 10 s per source
-//	GET  /api/export        about 300 ms of work, at most 2 in flight per client (API key or IP)
-//	GET  /healthz, /metrics never limited
-//
-// The environment configures it, all optional: ADDR (default
-// 127.0.0.1:8080); one of REDIS_URL (redis://127.0.0.1:6379/0),
-// REDIS_CLUSTER_ADDRS (comma-separated seeds) or REDIS_SENTINEL_ADDRS with
-// REDIS_SENTINEL_MASTER, else the limits live in memory, right for one
-// instance only; TRUSTED_PROXIES, comma-separated CIDRs of the load
-// balancers whose X-Forwarded-For is believed. SIGINT or SIGTERM drains
-// the requests in flight and exits.
+//	go run ./examples/gin
+//	curl -i -H 'X-API-Key: my-key' localhost:8080/hello
 package main
 
 import (
-	"cmp"
-	"context"
-	"errors"
-	"fmt"
-	"log/slog"
-	"net"
+	"log"
 	"net/http"
-	"net/netip"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
 	ratelimitgin "github.com/ratelimitkit/ratelimit/adapters/gin"
@@ -43,297 +21,33 @@ import (
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
-	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
 )
 
 func main() {
-	// The first SIGINT or SIGTERM drains; a second one kills at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	context.AfterFunc(ctx, stop)
-	ln, err := net.Listen("tcp", cmp.Or(os.Getenv("ADDR"), "127.0.0.1:8080"))
-	if err == nil {
-		err = run(ctx, ln, os.Getenv, slog.Default())
-	}
+	store, err := newStore(os.Getenv("REDIS_URL"))
 	if err != nil {
-		slog.Error("gin example", "error", err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
+	log.Fatal(newRouter(store).Run("localhost:8080"))
 }
 
-// run serves on ln until ctx is done, then stops accepting and drains.
-func run(ctx context.Context, ln net.Listener, getenv func(string) string, logger *slog.Logger) error {
-	defer ln.Close()
-	store, desc, closeStore, err := openStore(ctx, getenv, logger)
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	var trusted []netip.Prefix
-	for _, cidr := range list(getenv("TRUSTED_PROXIES")) {
-		p, err := netip.ParsePrefix(cidr)
-		if err != nil {
-			return fmt.Errorf("TRUSTED_PROXIES: %w", err)
-		}
-		trusted = append(trusted, p)
-	}
-	h, err := newHandler(store, trusted, logger, buildExport)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	logger.Info("serving (gin)", "store", desc, "addr", "http://"+ln.Addr().String())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	// Drain for less than the 10 s after which docker stop and most
-	// supervisors send SIGKILL.
-	drain, cancel := context.WithTimeout(context.Background(), 8*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(drain); err != nil {
-		// A request outlived the drain: cut it off and still exit 0, since
-		// stopping was asked for and is done.
-		logger.Warn("requests outlived the drain; closing their connections", "error", err)
-		return srv.Close()
-	}
-	return nil
-}
-
-// newHandler returns the API over store. trusted are the load balancers
-// whose X-Forwarded-For is believed; with none the TCP peer is the client.
-// export is the work of GET /api/export: buildExport, or a test's.
-func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, export func(context.Context) error) (http.Handler, error) {
-	ip, err := keyfunc.PeerIP()
-	if len(trusted) > 0 {
-		ip, err = keyfunc.XForwardedFor(trusted)
-	}
-	account, accountErr := keyfunc.FormValue("account")
-	fallback, fallbackErr := memstore.New()
-	if err := errors.Join(err, accountErr, fallbackErr); err != nil {
-		return nil, err
-	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	violations := core.NewSlogObserver(logger) // sampled; clients appear hashed
-
-	// Fail open: a Redis outage must not become an API outage.
-	api, apiErr := newLimiter("api", store, reg, violations, core.WithTiers(tiers()...),
-		core.WithTierResolver(planOf, time.Minute, 10_000), core.WithTierKeyIdentity(), core.WithFailureMode(core.FailOpen))
-	// Not open: a brute-force guard that fails open is a bypass while Redis
-	// is down, or while an attacker keeps it busy. Not closed: that locks
-	// every user out. Local: each node guards on its own, so with N nodes a
-	// guesser gets at most 5N tries a minute (WithFallback(fallback, N)
-	// keeps the fleet at 5, each node then allowing 5/N rounded up). Only
-	// failed logins count (core.HTTPChargeIf below): signing in costs
-	// nothing; guesses sent at once may all pass the check, so the bound is
-	// 4 plus the guesses in flight together.
-	loginLimit := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
-	login, loginErr := newLimiter("login", store, reg, violations, core.WithLimits(loginLimit),
-		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
-	// Fail open: this limit smooths a sender's bursts; it guards no secret.
-	hookLimit := core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow}
-	hook, hookErr := newLimiter("hook", store, reg, violations, core.WithLimits(hookLimit), core.WithFailureMode(core.FailOpen))
-	// Local: an export costs its duration, so this limit guards the
-	// servers' capacity, which a Redis outage does not enlarge; each node
-	// then holds 2 per client itself (so with N nodes at most 2N).
-	exportLimit := core.Concurrent(2).WithName("export")
-	exporter, exportErr := newLimiter("export", store, reg, violations, core.WithLimits(exportLimit),
-		core.WithTierResolver(knownKey, time.Minute, 10_000), core.WithTierKeyIdentity(),
-		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
-	if err := errors.Join(apiErr, loginErr, hookErr, exportErr); err != nil {
-		return nil, err
-	}
-
-	gin.SetMode(gin.ReleaseMode)
+func newRouter(store core.Store) *gin.Engine {
+	limiter := core.MustNewLimiter(store, core.WithLimits(core.PerSecond(10).WithBurst(20)))
+	// API keys are hashed before they reach the store. Authenticate first, or clients invent quotas.
+	byClient := keyfunc.FirstOf(keyfunc.Must(keyfunc.Header("X-API-Key")), keyfunc.Must(keyfunc.PeerIP()))
 	r := gin.New()
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
-	r.GET("/api/hello", ratelimitgin.New(api, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey)),
-		func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"message": "hello"}) })
-	r.POST("/login", ratelimitgin.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), core.HTTPChargeIf(core.FailedRequests)), func(c *gin.Context) {
-		var in struct{ Account, Password string } // the JSON body the limiter read first and put back
-		if err := c.ShouldBindJSON(&in); err != nil {
-			c.JSON(http.StatusBadRequest, gin.H{"error": `want a JSON body {"account": ..., "password": ...}`})
-			return
-		}
-		if in.Account == "alice" && in.Password == "correct-horse-battery-staple" { // your real check
-			c.JSON(http.StatusOK, gin.H{"message": "welcome"})
-			return
-		}
-		c.JSON(http.StatusUnauthorized, gin.H{"error": "wrong account or password"})
-	})
-	r.POST("/webhooks/:source", ratelimitgin.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source"))),
-		func(c *gin.Context) { c.JSON(http.StatusAccepted, gin.H{"received_from": c.Param("source")}) })
-	r.GET("/api/export", ratelimitgin.New(exporter, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey)), func(c *gin.Context) {
-		if err := export(c.Request.Context()); err != nil { // the client gave up
-			c.JSON(http.StatusServiceUnavailable, gin.H{"error": "export not finished"})
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{"status": "exported"})
-	})
-	return r, nil
+	r.Use(ratelimitgin.New(limiter, core.HTTPKeyFunc(byClient)))
+	r.GET("/hello", func(c *gin.Context) { c.String(http.StatusOK, "hello\n") })
+	return r
 }
 
-// exportTime is how long buildExport works.
-const exportTime = 300 * time.Millisecond
-
-// buildExport stands in for your export's work (building a report): it
-// takes exportTime, returning early with ctx's error when the client gives up.
-func buildExport(ctx context.Context) error {
-	t := time.NewTimer(exportTime)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+func newStore(redisURL string) (core.Store, error) {
+	if redisURL == "" {
+		return memstore.New()
 	}
-}
-
-// newLimiter returns the limiter name with the options all four share:
-// its own key prefix, so limiters never count against each other; a
-// breaker, so a dead Redis costs a request nothing rather than the timeout;
-// and its own metrics (label limiter=name), so each breaker shows apart.
-// The deny cache is on by default: a blocked client is answered here until
-// its Retry-After, so its flood never reaches Redis.
-func newLimiter(name string, store core.Store, reg prometheus.Registerer, log core.Observer, opts ...core.Option) (*core.Limiter, error) {
-	metrics := ratelimitprom.MustNew(ratelimitprom.WithConstLabels(prometheus.Labels{"limiter": name}))
-	reg.MustRegister(metrics)
-	opts = append([]core.Option{core.WithPrefix("rl:" + name), core.WithBreaker(core.BreakerConfig{}),
-		core.WithObserver(metrics), core.WithObserver(log)}, opts...)
-	return core.NewLimiter(metrics.InstrumentStore(store), opts...)
-}
-
-// tiers are the limits of /api/hello: a token bucket for bursts and a
-// fixed-window daily quota, which resets at 00:00 UTC.
-func tiers() []core.Tier {
-	tier := func(name string, rate, burst, daily int64) core.Tier {
-		return core.Tier{Name: name, Limits: []core.Limit{
-			core.PerSecond(rate).WithBurst(burst).WithName("burst"),
-			core.PerDay(daily).WithName("daily").WithAlgorithm(core.FixedWindow),
-		}}
-	}
-	return []core.Tier{
-		tier("free", 10, 100, 1_000), tier("pro", 100, 1_000, 100_000), tier("enterprise", 1_000, 10_000, 10_000_000),
-	}
-}
-
-// planOf is the api limiter's core.TierResolver, standing in for your
-// API-key database: the limiter caches its answers by a hash of the key,
-// asks once for concurrent requests of one key, within its timeout. "",
-// for an unknown key, is the first tier, free, and (core.WithTierKeyIdentity)
-// leaves the request keyed by its address: an invented key mints no quota.
-func planOf(_ context.Context, apiKey string) (string, error) {
-	switch apiKey {
-	case "pro-demo-key":
-		return "pro", nil
-	case "enterprise-demo-key":
-		return "enterprise", nil
-	case "free-demo-key-1", "free-demo-key-2", "free-demo-key-3":
-		return "free", nil
-	}
-	return "", nil
-}
-
-// knownKey is the export limiter's core.TierResolver: its one tier for a
-// key planOf knows, so that (core.WithTierKeyIdentity) a known key has its
-// own places and any other request those of its address.
-func knownKey(ctx context.Context, apiKey string) (string, error) {
-	if plan, err := planOf(ctx, apiKey); plan == "" || err != nil {
-		return "", err
-	}
-	return core.DefaultTierName, nil
-}
-
-// rawAPIKey is the lookup key of planOf (core.HTTPTierKey): the raw key,
-// which only the resolver sees; the identity stays hashed.
-func rawAPIKey(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }
-
-// openStore returns the store the environment names, its description for
-// the start-up log and a function that closes its client.
-func openStore(ctx context.Context, getenv func(string) string, logger *slog.Logger) (core.Store, string, func() error, error) {
-	var set []string
-	for _, name := range []string{"REDIS_URL", "REDIS_CLUSTER_ADDRS", "REDIS_SENTINEL_ADDRS"} {
-		if getenv(name) != "" {
-			set = append(set, name)
-		}
-	}
-	cluster, clusterErr := addrs(getenv, "REDIS_CLUSTER_ADDRS")
-	sentinels, sentinelErr := addrs(getenv, "REDIS_SENTINEL_ADDRS")
-	master := getenv("REDIS_SENTINEL_MASTER")
-	var client redis.UniversalClient
-	var desc string
-	// The redisstore constructors keep each call within the limiter's
-	// timeout: deadlines honoured, no retried (so double-charged) script.
-	switch {
-	case len(set) > 1:
-		return nil, "", nil, fmt.Errorf("%s contradict each other: set one", strings.Join(set, " and "))
-	case clusterErr != nil || sentinelErr != nil:
-		return nil, "", nil, errors.Join(clusterErr, sentinelErr)
-	case (len(sentinels) > 0) != (master != ""):
-		return nil, "", nil, errors.New("REDIS_SENTINEL_ADDRS and REDIS_SENTINEL_MASTER go together")
-	case len(cluster) > 0:
-		client = redisstore.NewClusterClient(&redis.ClusterOptions{Addrs: cluster})
-		desc = "redis cluster " + strings.Join(cluster, ",")
-	case len(sentinels) > 0:
-		opts := &redis.FailoverOptions{MasterName: master, SentinelAddrs: sentinels}
-		client = redisstore.NewFailoverClient(opts)
-		desc = fmt.Sprintf("redis sentinel master %s via %s", master, strings.Join(sentinels, ","))
-	case getenv("REDIS_URL") != "":
-		opts, err := redis.ParseURL(getenv("REDIS_URL"))
-		if err != nil {
-			return nil, "", nil, fmt.Errorf("REDIS_URL: %w", err)
-		}
-		client = redisstore.NewClient(opts)
-		desc = "redis " + opts.Addr
-	default:
-		s, err := memstore.New()
-		return s, "memory store", func() error { return nil }, err
-	}
-	// A warning, not an exit: the limiters serve through a Redis outage, so
-	// starting during one is no different.
-	ping, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	if err := client.Ping(ping).Err(); err != nil {
-		logger.Warn("redis unreachable; limits degrade until it answers", "store", desc, "error", err)
-	} else if cc, ok := client.(*redis.ClusterClient); ok {
-		warnCoverage(ping, cc, logger)
-	}
-	s, err := redisstore.New(client, redisstore.WithLogger(logger))
+	opts, err := redis.ParseURL(redisURL)
 	if err != nil {
-		return nil, "", nil, errors.Join(err, client.Close())
+		return nil, err
 	}
-	return s, desc, client.Close, nil
-}
-
-// warnCoverage logs when the cluster's masters stop serving while any
-// one of them is down (cluster-require-full-coverage yes, Redis's
-// default): every node of the API would fail open together.
-func warnCoverage(ctx context.Context, c *redis.ClusterClient, logger *slog.Logger) {
-	cov, err := redisstore.CheckCoverage(ctx, c)
-	if err != nil {
-		logger.Warn("cluster-require-full-coverage could not be checked", "error", err)
-	} else if w := cov.Warning(); w != "" {
-		logger.Warn(w)
-	}
-}
-
-// addrs returns the addresses the variable name lists. One that is set
-// but lists none is an error, not "no Redis": each node would otherwise
-// keep its own limits in memory, without a word.
-func addrs(getenv func(string) string, name string) ([]string, error) {
-	v := getenv(name)
-	a := list(v)
-	if v != "" && len(a) == 0 {
-		return nil, fmt.Errorf("%s is set but lists no address (%q): list host:port seeds, comma-separated, or unset it", name, v)
-	}
-	return a, nil
-}
-
-// list splits a comma-separated list, dropping blanks.
-func list(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
+	return redisstore.New(redisstore.NewClient(opts))
 }

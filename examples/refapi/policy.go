@@ -1,38 +1,27 @@
-// Package refapi is the reference API that `make demo` (cmd/demo) drives:
-//
-//	GET  /api/hello          tiered by X-API-Key: no or unknown key -> "free" per client IP
-//	                         (burst 100, 10/s), pro-demo-key -> "pro" (1000, 100/s),
-//	                         enterprise-demo-key -> "enterprise" (10000, 1000/s);
-//	                         plus a daily quota per tier (two limits, taken together)
-//	POST /login              brute-force guard: 5 failed logins per minute per
-//	                         (account + IP); successful logins are not counted
-//	POST /webhooks/{source}  100 per 10 s per source, sliding window
-//	                         (no boundary burst; for bursty senders docs/algorithms.md
-//	                         recommends GCRA with a large burst)
-//	GET  /api/export         about 300 ms of work, at most 2 in flight per client
-//	                         (API key or IP, as /api/hello), whatever the tier
-//	GET  /healthz            never limited
-//
-// The example servers (examples/gin, examples/echo, examples/chi,
-// examples/nethttp) each carry their own copy of this policy, so that each
-// is one file to copy; refapitest runs the same scenarios through all of
-// them and through cmd/demo's router, so the copies cannot drift apart.
-// This package holds the demo's: the limiters, their middleware options,
-// the handlers and the store.
 package refapi
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
+	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
 )
 
-// Demo API keys and their tiers. Real services look keys up in their
-// database (a core.TierResolver, cached by the limiter).
+// DemoKeys are the demo's API keys and their plans. Real services look keys
+// up in their database (a core.TierResolver, cached by the limiter).
 var DemoKeys = map[string]string{
 	"pro-demo-key":        "pro",
 	"enterprise-demo-key": "enterprise",
@@ -41,8 +30,8 @@ var DemoKeys = map[string]string{
 	"free-demo-key-3":     "free",
 }
 
-// Tiers of /api/hello: the recipe's token buckets plus a daily quota
-// (a fixed window, so it resets at 00:00 UTC).
+// Tiers are the limits of /api/hello: a token bucket for bursts and a
+// fixed-window daily quota, which resets at 00:00 UTC.
 func Tiers() []core.Tier {
 	tier := func(name string, rate, burst, daily int64) core.Tier {
 		return core.Tier{Name: name, Limits: []core.Limit{
@@ -51,36 +40,52 @@ func Tiers() []core.Tier {
 		}}
 	}
 	return []core.Tier{
-		tier("free", 10, 100, 1_000),
-		tier("pro", 100, 1_000, 100_000),
-		tier("enterprise", 1_000, 10_000, 10_000_000),
+		tier("free", 10, 100, 1_000), tier("pro", 100, 1_000, 100_000), tier("enterprise", 1_000, 10_000, 10_000_000),
 	}
 }
 
-// A Policy is the four limiters of the reference API and the middleware
-// options each is mounted with.
+// A Policy is the four limiters of the reference API, the middleware
+// options each is mounted with, and the metrics they report.
 type Policy struct {
 	API, Login, Webhook, Export                             *core.Limiter
 	APIOptions, LoginOptions, WebhookOptions, ExportOptions []core.HTTPOption
+	// Metrics serves the limiters' Prometheus metrics (GET /metrics).
+	Metrics http.Handler
 }
 
-// Config says how the reference API identifies clients.
+// Config says how the reference API identifies clients and where it logs.
 type Config struct {
 	// TrustedProxies are the load balancers whose X-Forwarded-For is
 	// believed. Empty: the TCP peer address is the client.
 	TrustedProxies []netip.Prefix
+	// Logger receives the sampled violation logs; nil is slog.Default().
+	Logger *slog.Logger
+}
+
+// TrustedProxies returns the CIDRs the variable TRUSTED_PROXIES lists,
+// comma-separated: the load balancers of [Config.TrustedProxies].
+func TrustedProxies(getenv func(string) string) ([]netip.Prefix, error) {
+	var trusted []netip.Prefix
+	for _, cidr := range list(getenv("TRUSTED_PROXIES")) {
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			return nil, fmt.Errorf("TRUSTED_PROXIES: %w", err)
+		}
+		trusted = append(trusted, p)
+	}
+	return trusted, nil
 }
 
 // New returns the reference policy over store.
 func New(store core.Store, cfg Config) (*Policy, error) {
 	ip, err := clientIP(cfg.TrustedProxies)
-	if err != nil {
+	account, accountErr := keyfunc.FormValue("account")
+	fallback, fallbackErr := memstore.New()
+	if err := errors.Join(err, accountErr, fallbackErr); err != nil {
 		return nil, err
 	}
-	account, err := keyfunc.FormValue("account")
-	if err != nil {
-		return nil, err
-	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	p := &Policy{
 		APIOptions: []core.HTTPOption{
 			core.HTTPKeyFunc(ip),        // no key, or an unknown one: the address (core.WithTierKeyIdentity)
@@ -93,28 +98,61 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 		// that users behind one NAT each have their own places, else the IP;
 		// an invented key counts as none, so it mints no places.
 		ExportOptions: []core.HTTPOption{core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey)},
+		Metrics:       promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
 	}
-	// Distinct prefixes: the four limiters never count against each other.
-	if p.API, err = core.NewLimiter(store, core.WithPrefix("rl:api"), core.WithTiers(Tiers()...),
-		core.WithTierResolver(PlanOf, time.Minute, 10_000), core.WithTierKeyIdentity()); err != nil {
-		return nil, err
-	}
-	login := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
-	if p.Login, err = core.NewLimiter(store, core.WithPrefix("rl:login"), core.WithLimits(login)); err != nil {
-		return nil, err
-	}
-	hook := core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow}
-	if p.Webhook, err = core.NewLimiter(store, core.WithPrefix("rl:hook"), core.WithLimits(hook)); err != nil {
-		return nil, err
-	}
-	// The cost of an export is its duration, so it is limited in flight:
-	// the middleware releases the lease when the handler returns.
-	export := core.Concurrent(2).WithName("export")
-	if p.Export, err = core.NewLimiter(store, core.WithPrefix("rl:export"), core.WithLimits(export),
-		core.WithTierResolver(knownKey, time.Minute, 10_000), core.WithTierKeyIdentity()); err != nil {
+	violations := core.NewSlogObserver(cmp.Or(cfg.Logger, slog.Default())) // sampled; clients appear hashed
+	if err := p.newLimiters(store, fallback, reg, violations); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// newLimiters makes p's four limiters over store; fallback is the local
+// store of the two that fail to local limits.
+func (p *Policy) newLimiters(store, fallback core.Store, reg prometheus.Registerer, violations core.Observer) error {
+	// Fail open: a Redis outage must not become an API outage.
+	var apiErr, loginErr, hookErr, exportErr error
+	p.API, apiErr = newLimiter("api", store, reg, violations, core.WithTiers(Tiers()...),
+		core.WithTierResolver(PlanOf, time.Minute, 10_000), core.WithTierKeyIdentity(), core.WithFailureMode(core.FailOpen))
+	// Not open: a brute-force guard that fails open is a bypass while Redis
+	// is down, or while an attacker keeps it busy. Not closed: that locks
+	// every user out. Local: each node guards on its own, so with N nodes a
+	// guesser gets at most 5N tries a minute (WithFallback(fallback, N)
+	// keeps the fleet at 5, each node then allowing 5/N rounded up). Only
+	// failed logins count (core.HTTPChargeIf): signing in costs nothing;
+	// guesses sent at once may all pass the check, so the bound is 4 plus
+	// the guesses in flight together.
+	login := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
+	p.Login, loginErr = newLimiter("login", store, reg, violations, core.WithLimits(login),
+		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
+	// Fail open: this limit smooths a sender's bursts; it guards no secret.
+	// A sliding window: no burst at the window's boundary.
+	hook := core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow}
+	p.Webhook, hookErr = newLimiter("hook", store, reg, violations, core.WithLimits(hook), core.WithFailureMode(core.FailOpen))
+	// The cost of an export is its duration, so it is limited in flight: the
+	// middleware releases the lease when the handler returns. Local: this
+	// limit guards the servers' capacity, which a Redis outage does not
+	// enlarge; each node then holds 2 per client itself (so with N nodes at
+	// most 2N).
+	export := core.Concurrent(2).WithName("export")
+	p.Export, exportErr = newLimiter("export", store, reg, violations, core.WithLimits(export),
+		core.WithTierResolver(knownKey, time.Minute, 10_000), core.WithTierKeyIdentity(),
+		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
+	return errors.Join(apiErr, loginErr, hookErr, exportErr)
+}
+
+// newLimiter returns the limiter name with the options all four share:
+// its own key prefix, so limiters never count against each other; a
+// breaker, so a dead Redis costs a request nothing rather than the timeout;
+// and its own metrics (label limiter=name), so each breaker shows apart.
+// The deny cache is on by default: a blocked client is answered here until
+// its Retry-After, so its flood never reaches Redis.
+func newLimiter(name string, store core.Store, reg prometheus.Registerer, log core.Observer, opts ...core.Option) (*core.Limiter, error) {
+	metrics := ratelimitprom.MustNew(ratelimitprom.WithConstLabels(prometheus.Labels{"limiter": name}))
+	reg.MustRegister(metrics)
+	opts = append([]core.Option{core.WithPrefix("rl:" + name), core.WithBreaker(core.BreakerConfig{}),
+		core.WithObserver(metrics), core.WithObserver(log)}, opts...)
+	return core.NewLimiter(metrics.InstrumentStore(store), opts...)
 }
 
 func clientIP(trusted []netip.Prefix) (keyfunc.Func, error) {
@@ -124,17 +162,18 @@ func clientIP(trusted []netip.Prefix) (keyfunc.Func, error) {
 	return keyfunc.XForwardedFor(trusted)
 }
 
-// PlanOf is the API limiter's core.TierResolver: the plan of an API key,
-// standing in for a database query; the limiter caches its answers by a
-// hash of the key. An unknown key has none, "": the default tier, free,
-// and (core.WithTierKeyIdentity) the request stays keyed by its address,
-// so inventing keys mints no quota.
+// PlanOf is the API limiter's core.TierResolver, standing in for your
+// API-key database: the limiter caches its answers by a hash of the key,
+// asks once for concurrent requests of one key, within its timeout. "", for
+// an unknown key, is the first tier, free, and (core.WithTierKeyIdentity)
+// leaves the request keyed by its address: an invented key mints no quota.
 func PlanOf(_ context.Context, apiKey string) (string, error) {
 	return DemoKeys[apiKey], nil
 }
 
 // knownKey is the export limiter's core.TierResolver: its one tier for a
-// known key, which then (core.WithTierKeyIdentity) has its own places.
+// key PlanOf knows, so that (core.WithTierKeyIdentity) a known key has its
+// own places and any other request those of its address.
 func knownKey(_ context.Context, apiKey string) (string, error) {
 	if DemoKeys[apiKey] == "" {
 		return "", nil
@@ -142,5 +181,6 @@ func knownKey(_ context.Context, apiKey string) (string, error) {
 	return core.DefaultTierName, nil
 }
 
-// rawAPIKey is PlanOf's lookup key (core.HTTPTierKey): the raw X-API-Key.
+// rawAPIKey is PlanOf's lookup key (core.HTTPTierKey): the raw X-API-Key,
+// which only the resolver sees; the identity stays hashed.
 func rawAPIKey(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }

@@ -1,9 +1,8 @@
-// Package refapitest checks that a server serves the reference API: the
-// four examples (examples/gin, examples/echo, examples/chi,
-// examples/nethttp), each a self-contained copy of it, and the demo's
-// (examples/refapi, which cmd/demo drives). Each one's test runs [Run]
-// through its real router, so they are proven to behave identically; the
-// examples' tests also run [RunServer] on their run function.
+// Package refapitest checks that a server serves the reference API
+// (examples/refapi): [Run] sends the scenarios through a router built by
+// the caller (refapi's test runs them through gin, echo, chi and net/http),
+// and [RunServer] checks the process around it (examples/production, once
+// per framework).
 package refapitest
 
 import (

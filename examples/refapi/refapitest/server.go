@@ -20,10 +20,10 @@ import (
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
-// A RunFunc is an example's run: it serves the reference API on ln,
-// configured by getenv and logging to logger, until ctx is done; then it
-// stops accepting, drains the requests in flight and returns nil. A bad
-// configuration is an error before it serves.
+// A RunFunc is examples/production's run with one framework: it serves the
+// reference API on ln, configured by getenv and logging to logger, until
+// ctx is done; then it stops accepting, drains the requests in flight and
+// returns nil. A bad configuration is an error before it serves.
 type RunFunc = func(ctx context.Context, ln net.Listener, getenv func(string) string, logger *slog.Logger) error
 
 // exitWithin is how long a server may take to return once cancelled.
