@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 	"github.com/ratelimitkit/ratelimit/internal/secrethash"
 )
 
@@ -50,7 +51,7 @@ var (
 // goroutine. Make one with [NewLimiter].
 type Limiter struct {
 	store     Store
-	head      string // prefix + ":{"
+	head      string // keylayout.Head of the prefix
 	plans     map[string]*plan
 	def       *plan
 	tiers     *tierCache // nil without a resolver
@@ -126,7 +127,7 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 		c.observers = []Observer{failureLog()}
 	}
 	l := &Limiter{
-		store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)),
+		store: store, head: keylayout.Head(c.prefix), plans: make(map[string]*plan, len(c.tiers)),
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
 		quiet: quiet, shadow: c.shadow, now: storeClock(store), keyIdent: c.keyIdent,
 	}

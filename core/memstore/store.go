@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // A Store is an in-memory [core.Store]. Make one with [New]; the zero
@@ -47,7 +48,7 @@ func New(opts ...Option) (*Store, error) {
 		now:    c.clock,
 		start:  time.Now(),
 	}
-	s.base = epochMicros(s.start)
+	s.base = keylayout.EpochMicros(s.start)
 	for i := range s.shards {
 		// Shares of maxKeys that add up to exactly maxKeys.
 		s.shards[i].maxKeys = c.maxKeys / c.shards
@@ -65,7 +66,7 @@ func New(opts ...Option) (*Store, error) {
 // func value.
 func (s *Store) clock() int64 {
 	if s.now != nil {
-		return epochMicros(s.now())
+		return keylayout.EpochMicros(s.now())
 	}
 	return s.base + time.Since(s.start).Microseconds()
 }
@@ -247,7 +248,7 @@ func (s *Store) shardOf(key string) int {
 // hashed on its own.
 func (s *Store) shardsOf(keys []string, slots []slot) {
 	first := keys[0]
-	start, end := tagBounds(first)
+	start, end := keylayout.TagBounds(first)
 	shard := int(maphash.String(s.seed, first[start:end]) & s.mask)
 	slots[0].shard = shard
 	for i := 1; i < len(keys); i++ {
