@@ -71,14 +71,17 @@ func (s *Store) clock() int64 {
 	return s.base + time.Since(s.start).Microseconds()
 }
 
-// Clock implements [core.Clocked]: it returns the clock of [WithClock], or
-// nil. A [core.Limiter] over the store then times its deny cache, tier
+// Clock returns the clock of [WithClock], or nil. [Store.Capabilities]
+// states it, so a [core.Limiter] over the store times its deny cache, tier
 // cache and breaker with the same clock as the store's limits.
 func (s *Store) Clock() func() time.Time { return s.now }
 
-// NonBlocking implements [core.NonBlocking]: a take never waits on I/O, so
-// a [core.Limiter] gives it no deadline.
-func (s *Store) NonBlocking() {}
+// Capabilities implements [core.Capable]: a take never waits on I/O
+// (NonBlocking, so a [core.Limiter] gives it no deadline), the store holds
+// leases ([core.Leaser]), and its Clock is that of [WithClock].
+func (s *Store) Capabilities() core.Capabilities {
+	return core.Capabilities{NonBlocking: true, Clock: s.now, Leases: true}
+}
 
 // A slot is the work on one limit of a take.
 type slot struct {
