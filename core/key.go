@@ -6,8 +6,8 @@ import (
 	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
-// MaxIdentityLen is the longest identity used verbatim in a key; longer
-// ones are replaced by their hash.
+// MaxIdentityLen is the longest identity used verbatim in a key, 64
+// bytes; longer ones are replaced by their hash.
 const MaxIdentityLen = keylayout.MaxIdentityLen
 
 // SafeIdentity returns id as it appears inside a key's hash tag: id itself
