@@ -11,7 +11,7 @@ import (
 const maxShards = 1024
 
 // breakers is the circuit breaker of a limiter: one [breaker] per shard of
-// the store ([Sharded]), so that a dead Redis Cluster master fails fast
+// the store ([Capabilities].Shard), so that a dead Redis Cluster master fails fast
 // only for the clients whose keys it holds, while the others keep being
 // decided by their own masters. A store that is not sharded, or a key
 // whose shard is unknown, uses the one unsharded breaker.

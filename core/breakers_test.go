@@ -19,6 +19,12 @@ type shardedStore struct {
 	down map[string]bool
 }
 
+func (s *shardedStore) Capabilities() Capabilities {
+	c := s.recordingStore.Capabilities()
+	c.Shard = s.Shard
+	return c
+}
+
 func (s *shardedStore) Shard(key string) string {
 	if strings.Contains(key, "{a") {
 		return "a"

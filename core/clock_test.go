@@ -35,7 +35,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // countedStore counts the takes that reach a memstore; embedding keeps
-// its Clock (core.Clocked) and NonBlocking.
+// its Capabilities (its Clock, NonBlocking and Leases).
 type countedStore struct {
 	*memstore.Store
 	takes atomic.Int64

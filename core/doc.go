@@ -60,5 +60,5 @@
 //
 // Time comes from the store: give memstore.WithClock (or
 // redisstore.WithClock) a fake clock, and the limiter, its caches and the
-// middleware's headers follow it ([Clocked]).
+// middleware's headers follow it ([Capabilities].Clock).
 package core

@@ -124,7 +124,7 @@ func TestDenyCacheDoesNotAnswerACostThatCanNeverFit(t *testing.T) {
 // as every real store does, and asks next otherwise.
 type capacityStore struct{ next *recordingStore }
 
-func (s *capacityStore) Clock() func() time.Time { return s.next.Clock() }
+func (s *capacityStore) Capabilities() Capabilities { return s.next.Capabilities() }
 
 func (s *capacityStore) Take(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error) {
 	ds, err := s.next.Take(ctx, dst, keys, limits, cost)

@@ -94,6 +94,7 @@ func TestSafeIdentityBytes(t *testing.T) {
 	for c := range 256 {
 		b := byte(c)
 		want := isNameByte(b) || strings.IndexByte(":@/+=!*|", b) >= 0
-		assert.Equal(t, want, isSafeIdentity(string([]byte{b})), "byte %#x", c)
+		id := string([]byte{b})
+		assert.Equal(t, want, SafeIdentity(id) == id, "byte %#x", c)
 	}
 }

@@ -7,9 +7,10 @@ import (
 
 // A scratch holds the buffers of one store call of a [Limiter]: the
 // decisions the store appends (the Result copies them) and, for a
-// [NonBlocking] store, the keys, built in one reused byte buffer. Both are
-// valid only until the scratch goes back to its pool: a store keeps
-// neither dst nor, by NonBlocking's contract, a key it has not copied.
+// NonBlocking store ([Capabilities]), the keys, built in one reused byte
+// buffer. Both are valid only until the scratch goes back to its pool: a
+// store keeps neither dst nor, by NonBlocking's contract, a key it has not
+// copied.
 // With them a decision over the memory store allocates nothing.
 type scratch struct {
 	ds   []Decision

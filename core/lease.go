@@ -11,9 +11,11 @@ import (
 )
 
 // Leaser is implemented by stores that execute [Concurrency] limits:
-// core/memstore and core/redisstore. A [Limiter] with a concurrency limit
-// in any tier needs one (and a [FailLocal] fallback that is one too). A
-// store wrapping another must forward all three methods.
+// core/memstore and core/redisstore. Such a store also states Leases in
+// its [Capabilities]. A [Limiter] with a concurrency limit in any tier
+// needs one (and a [FailLocal] fallback that is one too). A store wrapping
+// another forwards all three methods and states Leases only when what it
+// wraps does.
 //
 // A lease is an id held under the key of a concurrency limit until it is
 // released, or until it expires, the limit's Period (lease TTL) after it was
@@ -95,7 +97,7 @@ func newLeaseID() string {
 
 // newLease returns the lease of take t under plan p, held in the
 // limiter's store, or in its fallback. Its keys are built anew: those of t
-// may live only for the call ([NonBlocking]).
+// may live only for the call ([Capabilities].NonBlocking).
 func (l *Limiter) newLease(p *plan, t *takeCall, fallback bool) *Lease {
 	store, limits := l.store, p.limits
 	if fallback {
@@ -201,7 +203,7 @@ func (l *Limiter) forget(ctx context.Context, p *plan, t *takeCall) {
 // leaseContext returns ctx under the limiter's timeout, unless store never
 // blocks.
 func (l *Limiter) leaseContext(ctx context.Context, store Leaser) (context.Context, context.CancelFunc) {
-	if _, local := store.(NonBlocking); local {
+	if CapabilitiesOf(store).NonBlocking {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, l.timeout)

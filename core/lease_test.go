@@ -422,6 +422,8 @@ type failingLeaser struct{}
 
 var errDown = fmt.Errorf("%w: down", core.ErrStoreUnavailable)
 
+func (failingLeaser) Capabilities() core.Capabilities { return core.Capabilities{Leases: true} }
+
 func (failingLeaser) Take(_ context.Context, dst []core.Decision, _ []string, _ []core.Limit, _ int64) ([]core.Decision, error) {
 	return dst, errDown
 }
@@ -453,13 +455,12 @@ func (s *countingLeaser) setReleaseErr(err error) {
 	s.releaseErr = err
 }
 
-// Clock implements core.Clocked: the limiter follows the wrapped store's
-// clock, as it would without the wrapper.
-func (s *countingLeaser) Clock() func() time.Time {
-	if c, ok := s.Leaser.(core.Clocked); ok {
-		return c.Clock()
-	}
-	return nil
+// Capabilities implements core.Capable: the wrapped store's clock, which
+// the limiter follows as it would without the wrapper, and its leases.
+// The wrapper may be down: it is not NonBlocking.
+func (s *countingLeaser) Capabilities() core.Capabilities {
+	c := core.CapabilitiesOf(s.Leaser)
+	return core.Capabilities{Clock: c.Clock, Leases: c.Leases}
 }
 
 func (s *countingLeaser) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {

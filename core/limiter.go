@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 	"github.com/ratelimitkit/ratelimit/internal/secrethash"
 )
 
@@ -50,7 +51,7 @@ var (
 // goroutine. Make one with [NewLimiter].
 type Limiter struct {
 	store     Store
-	head      string // prefix + ":{"
+	head      string // keylayout.Head of the prefix
 	plans     map[string]*plan
 	def       *plan
 	tiers     *tierCache // nil without a resolver
@@ -62,9 +63,10 @@ type Limiter struct {
 	observers []Observer
 	quiet     bool // the observers act only on degraded Results (the default failure log)
 	shadow    bool
-	local     bool      // the store is NonBlocking
-	now       clockFunc // the store's clock (Clocked), or time.Now
-	keyIdent  bool      // a TierKey the resolver knows is the Identity (WithTierKeyIdentity)
+	local     bool                    // the store is NonBlocking (Capabilities)
+	shard     func(key string) string // the store's Shard (Capabilities), or nil
+	now       clockFunc               // the store's Clock (Capabilities), or time.Now
+	keyIdent  bool                    // a TierKey the resolver knows is the Identity (WithTierKeyIdentity)
 	pending   pendingReleases
 
 	waitTimer  timerFunc                         // the sleeps of WaitTake; nil: time.NewTimer
@@ -102,7 +104,7 @@ type Request struct {
 // override each other silently: a single-valued option given twice, or two
 // that contradict each other ([WithFallback] and [WithFailureMode](FailOpen),
 // [WithBreaker] and [WithoutBreaker]), are an error naming both; so is a
-// timeout the store cannot keep ([TimeoutChecker]).
+// timeout the store cannot keep ([Capabilities].CheckTimeout).
 func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if store == nil {
 		return nil, errors.New("ratelimit: store must not be nil")
@@ -116,8 +118,9 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	if tc, ok := store.(TimeoutChecker); ok {
-		if err := tc.CheckTimeout(c.timeout); err != nil {
+	caps := CapabilitiesOf(store)
+	if caps.CheckTimeout != nil {
+		if err := caps.CheckTimeout(c.timeout); err != nil {
 			return nil, fmt.Errorf("ratelimit: WithTimeout(%s) does not fit the store: %w", c.timeout, err)
 		}
 	}
@@ -126,11 +129,11 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 		c.observers = []Observer{failureLog()}
 	}
 	l := &Limiter{
-		store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)),
+		store: store, head: keylayout.Head(c.prefix), plans: make(map[string]*plan, len(c.tiers)),
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
-		quiet: quiet, shadow: c.shadow, now: storeClock(store), keyIdent: c.keyIdent,
+		quiet: quiet, shadow: c.shadow, now: clockOf(caps), keyIdent: c.keyIdent,
+		local: caps.NonBlocking, shard: caps.Shard,
 	}
-	_, l.local = store.(NonBlocking)
 	if err := l.addPlans(c); err != nil {
 		return nil, err
 	}
@@ -174,8 +177,7 @@ func (l *Limiter) addPlans(c config) error {
 }
 
 // checkLeaser reports a tier with a Concurrency limit over a store (or
-// fallback store) that cannot hold leases, also through a wrapper
-// ([Unwrapper]).
+// fallback store) that cannot hold leases ([Capabilities].Leases).
 func (l *Limiter) checkLeaser() error {
 	for _, p := range l.plans {
 		if len(p.leased) == 0 {
@@ -184,12 +186,11 @@ func (l *Limiter) checkLeaser() error {
 		name := p.limits[p.leased[0]].Name
 		for i, s := range []Store{l.store, l.fallback} {
 			role := [...]string{"store", "fallback store"}[i]
-			if bad := notLeaser(s); bad != nil {
-				wrapped := ""
-				if bad != s {
-					wrapped = fmt.Sprintf(" (wrapped by %T)", s)
-				}
-				return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, but the %s %T%s does not implement core.Leaser", p.name, name, role, bad, wrapped)
+			if s == nil {
+				continue
+			}
+			if _, err := leaserOf(s); err != nil {
+				return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, but the %s %w", p.name, name, role, err)
 			}
 		}
 	}
@@ -391,10 +392,10 @@ func (l *Limiter) take(ctx context.Context, req *Request, p *plan, res *Result) 
 // takeStore decides a take of cost by the client id (already safe) with
 // the store, behind the breaker, into res. The store's decisions land in a
 // pooled buffer, which res copies, so a Result of up to four limits costs
-// no allocation; keys for a [NonBlocking] store come from that scratch too:
-// they live only for the call. A take of cost > 0 in a tier with
-// [Concurrency] limits also draws a lease id (and, when admitted,
-// allocates its [Lease]).
+// no allocation; keys for a NonBlocking store ([Capabilities]) come from
+// that scratch too: they live only for the call. A take of cost > 0 in a
+// tier with [Concurrency] limits also draws a lease id (and, when
+// admitted, allocates its [Lease]).
 func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan, res *Result) error {
 	sc := scratches.Get().(*scratch)
 	t := takeCall{id: id, cost: cost}
@@ -487,7 +488,7 @@ func (l *Limiter) call(ctx context.Context, dst []Decision, t *takeCall, limits 
 }
 
 // breakerOf returns the breaker of the store shard that holds key (one
-// breaker for a store that is not [Sharded]); l.breakers is not nil.
+// breaker for a store without [Capabilities].Shard); l.breakers is not nil.
 func (l *Limiter) breakerOf(key string) *breaker {
 	return l.breakers.forShard(l.shardOf(key))
 }
@@ -511,8 +512,8 @@ func (l *Limiter) Tier(name string) ([]Limit, bool) {
 }
 
 // BreakerState returns the state of the circuit breaker ([BreakerClosed]
-// when there is none). With a [Sharded] store it is the worst state over
-// the shards: open when any shard's breaker is open.
+// when there is none). With a sharded store ([Capabilities].Shard) it is
+// the worst state over the shards: open when any shard's breaker is open.
 func (l *Limiter) BreakerState() BreakerState {
 	if l.breakers == nil {
 		return BreakerClosed

@@ -21,11 +21,12 @@ type recordingStore struct {
 	calls []recordedCall
 	err   error
 	deny  map[string]bool  // limit name -> deny
-	now   func() time.Time // the store's clock (Clocked), nil for none
+	now   func() time.Time // the store's clock (Capabilities), nil for none
 }
 
-// Clock implements Clocked: the limiter's caches follow the store's clock.
-func (s *recordingStore) Clock() func() time.Time { return s.now }
+// Capabilities implements Capable: the limiter's caches follow the store's
+// clock.
+func (s *recordingStore) Capabilities() Capabilities { return Capabilities{Clock: s.now} }
 
 type recordedCall struct {
 	keys   []string

@@ -321,12 +321,12 @@ func WithTimeout(d time.Duration) Option {
 
 // WithBreaker tunes the circuit breaker in front of the store, on by
 // default with the zero config's defaults for every store that may block
-// ([NonBlocking] stores, such as core/memstore, need none): after
+// (a NonBlocking store, such as core/memstore, needs none): after
 // cfg.Failures consecutive failures that say the store is unavailable
 // (errors wrapping [ErrStoreUnavailable], timeouts), calls fail at once
 // with no store call for cfg.OpenFor, then one probe decides. Without it, a
-// frozen Redis makes every request wait out the timeout. A [Sharded] store
-// (core/redisstore on a Redis Cluster) gets one breaker per shard: a dead
+// frozen Redis makes every request wait out the timeout. A sharded store
+// (core/redisstore on a Redis Cluster; see [Capabilities]) gets one breaker per shard: a dead
 // master fails fast for its own clients only. [WithoutBreaker] turns it
 // off; giving both is an error.
 func WithBreaker(cfg BreakerConfig) Option {
@@ -395,7 +395,7 @@ func WithDenyCache(size int) Option {
 // whole stays near the configured limits while the primary is down.
 //
 // The fallback decides with its own clock; the limiter's deny cache,
-// tier cache and breaker follow the primary store's ([Clocked]). A test
+// tier cache and breaker follow the primary store's ([Capabilities].Clock). A test
 // with a fake clock gives it to both stores. Fallback decisions are
 // degraded and never enter the deny cache, so the two clocks never meet.
 func WithFallback(local Store, nodes int) Option {

@@ -42,13 +42,10 @@ func (s *ledger) Take(ctx context.Context, dst []core.Decision, keys []string, l
 	return ds, err
 }
 
-// Clock forwards the inner store's clock, so the limiter's deny cache
-// reads the test's frozen time.
-func (s *ledger) Clock() func() time.Time {
-	if c, ok := s.Store.(core.Clocked); ok {
-		return c.Clock()
-	}
-	return nil
+// Capabilities forwards the inner store's clock, so the limiter's deny
+// cache reads the test's frozen time.
+func (s *ledger) Capabilities() core.Capabilities {
+	return core.Capabilities{Clock: core.CapabilitiesOf(s.Store).Clock}
 }
 
 func memStore(t *testing.T) core.Store {

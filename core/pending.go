@@ -108,10 +108,11 @@ func (l *Limiter) replay(ctx context.Context, key string) {
 	}
 }
 
-// shardOf names the store shard that holds key ([Sharded]), or "".
+// shardOf names the store shard that holds key ([Capabilities].Shard), or
+// "".
 func (l *Limiter) shardOf(key string) string {
-	if sh, ok := l.store.(Sharded); ok {
-		return sh.Shard(key)
+	if l.shard != nil {
+		return l.shard(key)
 	}
 	return ""
 }

@@ -291,7 +291,11 @@ func (s *deadlineStore) Take(ctx context.Context, dst []Decision, keys []string,
 
 type nonBlockingStore struct{ deadlineStore }
 
-func (*nonBlockingStore) NonBlocking() {}
+func (s *nonBlockingStore) Capabilities() Capabilities {
+	c := s.recordingStore.Capabilities()
+	c.NonBlocking = true
+	return c
+}
 
 func TestLimiterGivesOnlyBlockingStoresADeadline(t *testing.T) {
 	remote := &deadlineStore{}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -22,94 +23,94 @@ type Store interface {
 	Take(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error)
 }
 
-// NonBlocking is implemented by stores whose Take never waits on I/O, such
-// as core/memstore. A [Limiter] gives their calls no deadline of its own
-// ([WithTimeout]), which saves a timer per decision, and passes them keys
-// built in a reused buffer, which saves their allocation: the keys of a
-// call to a NonBlocking store are valid only until Take returns, so a
-// store that keeps a key (a new entry of a map) must copy it
-// (strings.Clone).
-type NonBlocking interface {
-	Store
-	// NonBlocking marks the store; it does nothing.
-	NonBlocking()
-}
-
-// Sharded is implemented by stores made of parts that fail independently,
-// such as the masters of a Redis Cluster. A [Limiter] with a circuit
-// breaker ([WithBreaker]) keeps one breaker per shard, so a dead master
-// fails fast only for the clients whose keys it serves.
-type Sharded interface {
-	Store
-	// Shard names the part of the store that serves key (a master's
-	// address, say), or returns "" when it does not know. It is called
-	// before every store call: it must be fast and must not wait on I/O.
-	Shard(key string) string
-}
-
-// Clocked is implemented by stores whose clock can be injected for tests,
-// such as core/memstore and core/redisstore with their WithClock options.
-// The store owns time: a [Limiter] over a store whose Clock is not nil reads
-// that clock for everything it times itself (the deny cache, the tier
-// cache, the circuit breaker's open period), and its [Middleware] for the
-// epoch X-RateLimit-Reset, so that one fake clock given to the store moves
-// the whole limiter. Otherwise they read time.Now.
+// Capabilities says what a [Store] can do besides Take, in one place. A
+// store states them with a Capabilities method ([Capable]); [NewLimiter]
+// reads them once, with [CapabilitiesOf], and they must not change
+// afterwards. The zero value describes a plain store: its Take may wait on
+// I/O, it is one part, it reads the real time, it keeps any decision
+// budget and it holds no leases.
 //
-// A store that wraps another (an instrumented store, say) should implement
-// Clocked by returning the inner store's clock, or nil.
-type Clocked interface {
-	// Clock returns the store's injected clock, or nil when the store
-	// reads the real time.
-	Clock() func() time.Time
+// A store that wraps another (an instrumented store, a store that adds
+// behaviour to another) returns the capabilities of what it wraps,
+// CapabilitiesOf(inner), changed only where it really differs: it then has
+// exactly those capabilities by construction, and needs no type per
+// combination of them. A wrapper that may wrap a store holding leases
+// also implements [Leaser] by forwarding; it holds leases only when what it
+// wraps does, as Leases then says.
+type Capabilities struct {
+	// NonBlocking says that Take never waits on I/O, as in core/memstore.
+	// A [Limiter] gives the calls of such a store no deadline of its own
+	// ([WithTimeout]), which saves a timer per decision, and passes them
+	// keys built in a reused buffer, which saves their allocation: the
+	// keys of a call to a NonBlocking store are valid only until Take
+	// returns, so a store that keeps a key (a new entry of a map) must
+	// copy it (strings.Clone).
+	NonBlocking bool
+	// Shard, when not nil, names the part of the store that serves key
+	// (a Redis Cluster master's address, say), or returns "" when it does
+	// not know, for a store made of parts that fail independently. A
+	// [Limiter] with a circuit breaker ([WithBreaker]) keeps one breaker
+	// per shard, so a dead master fails fast only for the clients whose
+	// keys it serves. It is called before every store call: it must be
+	// fast and must not wait on I/O.
+	Shard func(key string) string
+	// Clock, when not nil, is the store's injected clock, as the WithClock
+	// options of core/memstore and core/redisstore give it for tests. The
+	// store owns time: a [Limiter] over a store with a Clock reads it for
+	// everything it times itself (the deny cache, the tier cache, the
+	// circuit breaker's open period), and its [Middleware] for the epoch
+	// X-RateLimit-Reset, so that one fake clock given to the store moves
+	// the whole limiter. Otherwise they read time.Now.
+	Clock func() time.Time
+	// CheckTimeout, when not nil, returns an error saying why the store
+	// cannot keep a decision budget of d, or nil; core/redisstore on a
+	// Redis Cluster has one. [NewLimiter] calls it with its timeout
+	// ([WithTimeout]) and fails with the error, so a budget the store
+	// cannot keep is a construction error, not a double charge at request
+	// time.
+	CheckTimeout func(d time.Duration) error
+	// Leases says that the store executes [Concurrency] limits: it
+	// implements [Leaser], as core/memstore and core/redisstore do.
+	Leases bool
 }
 
-// TimeoutChecker is implemented by stores whose client settings bound the
-// decision budget they can keep, such as core/redisstore on a Redis
-// Cluster. [NewLimiter] calls CheckTimeout with its timeout ([WithTimeout])
-// and fails with the error, so a budget the store cannot keep is a
-// construction error, not a double charge at request time. A store that
-// wraps another should forward it.
-type TimeoutChecker interface {
-	// CheckTimeout returns an error saying why the store cannot keep a
-	// budget of d, or nil.
-	CheckTimeout(d time.Duration) error
+// A Capable store states its [Capabilities]. A [Store] that is not one
+// has none: the zero Capabilities.
+type Capable interface {
+	// Capabilities returns what the store can do besides Take.
+	Capabilities() Capabilities
 }
 
-// An Unwrapper is a [Store] that wraps another (an instrumented store, a
-// store that adds behaviour to another) and has the capabilities of what it
-// wraps and no more: a wrapper that forwards [Leaser]'s methods to a store
-// that is no Leaser is not one. [NewLimiter] walks the Unwrap chain, as
-// http.ResponseController does, when it checks a capability.
-type Unwrapper interface {
-	// Unwrap returns the wrapped store.
-	Unwrap() Store
-}
-
-// notLeaser returns the first store of the Unwrap chain of s ([Unwrapper])
-// that is no [Leaser], or nil when every one is.
-func notLeaser(s Store) Store {
-	for s != nil {
-		if _, ok := s.(Leaser); !ok {
-			return s
-		}
-		u, wraps := s.(Unwrapper)
-		if !wraps {
-			return nil
-		}
-		s = u.Unwrap()
+// CapabilitiesOf returns the capabilities s states ([Capable]), or the
+// zero Capabilities when it states none.
+func CapabilitiesOf(s Store) Capabilities {
+	if c, ok := s.(Capable); ok {
+		return c.Capabilities()
 	}
-	return nil
+	return Capabilities{}
 }
 
-// clockFunc is a time source: a store's clock ([Clocked]) or time.Now.
+// leaserOf returns s as a [Leaser] when it holds leases
+// ([Capabilities].Leases and the methods), else why not.
+func leaserOf(s Store) (Leaser, error) {
+	ls, methods := s.(Leaser)
+	switch leases := CapabilitiesOf(s).Leases; {
+	case !leases:
+		return nil, fmt.Errorf("%T does not implement core.Leaser (its Capabilities do not state Leases)", s)
+	case !methods:
+		return nil, fmt.Errorf("%T does not implement core.Leaser (its Capabilities state Leases, but it lacks Leaser's methods)", s)
+	}
+	return ls, nil
+}
+
+// clockFunc is a time source: a store's clock ([Capabilities].Clock) or
+// time.Now.
 type clockFunc func() time.Time
 
-// storeClock returns the clock of s ([Clocked]), or time.Now.
-func storeClock(s Store) clockFunc {
-	if c, ok := s.(Clocked); ok {
-		if now := c.Clock(); now != nil {
-			return now
-		}
+// clockOf returns the clock of c, or time.Now.
+func clockOf(c Capabilities) clockFunc {
+	if c.Clock != nil {
+		return c.Clock
 	}
 	return time.Now
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // A Tier is a named list of limits applied together to every client of
@@ -92,7 +94,7 @@ type plan struct {
 	name        string
 	limits      []Limit
 	shares      []Limit       // limits divided among the nodes, for FailLocal
-	suffixes    []string      // "}:" + limit name + ":" + algorithm tag
+	suffixes    []string      // keylayout.Suffix of each limit
 	suffixBytes int           // the length of all suffixes together
 	fits        int64         // the largest cost every rate limit can ever admit
 	leased      []int         // the indices of the Concurrency limits
@@ -130,7 +132,7 @@ func newPlan(t Tier, nodes int) (*plan, error) {
 		} else if c := l.Capacity(); c < p.fits {
 			p.fits = c
 		}
-		p.suffixes = append(p.suffixes, "}:"+l.Name+":"+l.Algorithm.Tag())
+		p.suffixes = append(p.suffixes, keylayout.Suffix(l.Name, l.Algorithm.Tag()))
 		p.suffixBytes += len(p.suffixes[len(p.suffixes)-1])
 		if nodes > 0 {
 			p.shares = append(p.shares, l.share(int64(nodes)))

@@ -94,7 +94,7 @@ func newWaitLimiter(t *testing.T, clock *waitClock, opts ...core.Option) (*core.
 func newWaitLimiterOn(t *testing.T, store core.Store, clock *waitClock, opts ...core.Option) (*core.Limiter, *sleeper) {
 	t.Helper()
 	quiet := core.WithObserver(core.NewSlogObserver(slog.New(slog.DiscardHandler))) // failing stores are the point
-	if _, ok := store.(core.Clocked); !ok {                                         // a failing store: the limiter's clock comes from the store
+	if _, ok := store.(core.Capable); !ok {                                         // a failing store: the limiter's clock comes from the store
 		store = clockedStore{store, clock.Now}
 	}
 	l, err := core.NewLimiter(store, append([]core.Option{quiet}, opts...)...)
@@ -105,13 +105,13 @@ func newWaitLimiterOn(t *testing.T, store core.Store, clock *waitClock, opts ...
 }
 
 // clockedStore gives a store without a clock of its own the test's clock,
-// which the limiter follows (core.Clocked).
+// which the limiter follows (core.Capabilities).
 type clockedStore struct {
 	core.Store
 	now func() time.Time
 }
 
-func (s clockedStore) Clock() func() time.Time { return s.now }
+func (s clockedStore) Capabilities() core.Capabilities { return core.Capabilities{Clock: s.now} }
 
 // deadlineCtx has a deadline on the fake clock; it is never done by itself.
 type deadlineCtx struct {

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // MaxFormBytes is the largest request body [FormValue] reads. A login form
@@ -102,7 +104,7 @@ func formValue(fn, name string, normalize func(string) string) (Func, error) {
 		if v == "" {
 			return "", fmt.Errorf("ratelimit: keyfunc: form field %.64q: %w", name, ErrNoKey)
 		}
-		return "form:" + hash22(identity([]string{name, v})), nil
+		return "form:" + hash22(keylayout.Identity(name, v)), nil
 	}, nil
 }
 

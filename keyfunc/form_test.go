@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // multipartBody returns a multipart form with the given fields, in order,
@@ -31,7 +33,7 @@ func multipartBody(t *testing.T, fields ...[2]string) (string, string) {
 
 // accountKey is the identity FormValue("account") gives value.
 func accountKey(value string) string {
-	return "form:" + hash22(identity([]string{"account", value}))
+	return "form:" + hash22(keylayout.Identity("account", value))
 }
 
 func TestFormValue(t *testing.T) {
@@ -241,7 +243,7 @@ func TestFormValueJSONMembers(t *testing.T) {
 					return
 				}
 				require.NoError(t, err)
-				assert.Equal(t, "form:"+hash22(identity([]string{tt.field, tt.want})), got)
+				assert.Equal(t, "form:"+hash22(keylayout.Identity(tt.field, tt.want)), got)
 				app, appErr := appView(t, tt.field, tt.body)
 				require.NoError(t, appErr)
 				assert.Equal(t, tt.want, app, "the handler logs in as the account that is counted")

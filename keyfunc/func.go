@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
+
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // A Func returns the identity of the client that sent r, the string a rate
@@ -101,7 +101,7 @@ func Composite(funcs ...Func) Func {
 			}
 			parts[i] = p
 		}
-		return identity(parts), nil
+		return keylayout.Identity(parts...), nil
 	}
 }
 
@@ -139,20 +139,4 @@ func mustNotBeNil(name string, funcs []Func) {
 			panic(fmt.Sprintf("ratelimit: keyfunc: %s: funcs[%d] is nil", name, i))
 		}
 	}
-}
-
-// identity joins parts as core.Identity does: each part prefixed by its
-// length and a colon, parts separated by '|'. keyfunc imports no project
-// package, so the encoding is repeated here; a test pins the format.
-func identity(parts []string) string {
-	var b strings.Builder
-	for i, p := range parts {
-		if i > 0 {
-			b.WriteByte('|')
-		}
-		b.WriteString(strconv.Itoa(len(p)))
-		b.WriteByte(':')
-		b.WriteString(p)
-	}
-	return b.String()
 }

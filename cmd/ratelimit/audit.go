@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 const auditUsage = `usage: ratelimit audit [flags]
@@ -267,7 +268,7 @@ func (r *report) prefix(p string) *prefixCount {
 
 // client returns the counts of the client with keys <prefix>:{<tag>}:*.
 func (r *report) client(prefix, tag string) *clientCount {
-	head := prefix + ":{" + tag + "}"
+	head := keylayout.Client(prefix, tag)
 	cc := r.clients[head]
 	if cc == nil {
 		cc = &clientCount{prefix: prefix, tag: tag, limits: map[string]bool{}}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 const inspectUsage = `usage: ratelimit inspect <identity> [flags]
@@ -69,7 +70,7 @@ func runInspect(ctx context.Context, args []string, e env) int {
 
 // describeClient says which keys belong to cl.
 func (t *target) describeClient(cl client) string {
-	keys := t.prefix + ":{" + cl.tag + "}:*"
+	keys := keylayout.ClientHead(t.prefix, cl.tag) + "*"
 	if !cl.hasID {
 		return fmt.Sprintf("tag %s: keys %s", cl.tag, keys)
 	}

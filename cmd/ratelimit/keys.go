@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
@@ -84,7 +85,7 @@ func (c *clientFlags) client(arg string, routeSet bool) (client, error) {
 			return client{}, errors.New("ratelimit: --route and --tag exclude each other: a tag already includes the route")
 		case len(c.parts) > 0:
 			return client{}, errors.New("ratelimit: --part and --tag exclude each other: a tag is computed from the parts")
-		case !validTag(arg):
+		case !keylayout.ValidTag(arg):
 			return client{}, fmt.Errorf("ratelimit: --tag %q: a tag is non-empty and has no braces, spaces or control bytes", arg)
 		}
 		return client{identity: arg, tag: arg}, nil
@@ -142,7 +143,7 @@ func (t *target) keysOf(cl client, limits []core.Limit) []string {
 	}
 	keys := make([]string, len(limits))
 	for i, l := range limits {
-		keys[i] = t.prefix + ":{" + cl.tag + "}:" + l.EffectiveName() + ":" + l.Algorithm.Tag()
+		keys[i] = keylayout.Key(t.prefix, cl.tag, l.EffectiveName(), l.Algorithm.Tag())
 	}
 	return keys
 }
@@ -178,23 +179,9 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-func validTag(tag string) bool {
-	if tag == "" {
-		return false
-	}
-	for i := 0; i < len(tag); i++ {
-		if c := tag[i]; c <= ' ' || c == 0x7f || c == '{' || c == '}' {
-			return false
-		}
-	}
-	return true
-}
-
 // A keyName is a key split along the layout
-// <prefix>:{<tag>}:<limit name>:<algorithm tag>. The prefix is what comes
-// before the first ":{" (a prefix has no braces but may have colons:
-// "rl:api"), the tag what is between the braces (an identity through
-// core.SafeIdentity never has any).
+// <prefix>:{<tag>}:<limit name>:<algorithm tag> ([keylayout.Parse]), with
+// the algorithm its tag names.
 type keyName struct {
 	prefix    string
 	tag       string
@@ -204,23 +191,16 @@ type keyName struct {
 	ok        bool // the key follows the whole layout, with a known algorithm tag
 }
 
-// parseKey splits key along the layout.
+// parseKey splits key along the layout; ok also needs a known algorithm
+// tag.
 func parseKey(key string) keyName {
-	prefix, rest, found := strings.Cut(key, ":{")
-	if !found || prefix == "" {
+	p := keylayout.Parse(key)
+	if !p.HasTag {
 		return keyName{}
 	}
-	tag, rest, found := strings.Cut(rest, "}:")
-	if !found || tag == "" {
-		return keyName{}
-	}
-	n := keyName{prefix: prefix, tag: tag, hasTag: true}
-	name, algTag, found := strings.Cut(rest, ":")
-	if !found || name == "" || strings.Contains(algTag, ":") {
-		return n
-	}
-	if a, ok := algorithmByTag(algTag); ok {
-		n.limit, n.algorithm, n.ok = name, a, true
+	n := keyName{prefix: p.Prefix, tag: p.Tag, hasTag: true}
+	if a, ok := algorithmByTag(p.Algorithm); p.OK && ok {
+		n.limit, n.algorithm, n.ok = p.Limit, a, true
 	}
 	return n
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // scanCount is the COUNT hint of SCAN: keys examined per call.
@@ -48,7 +50,7 @@ type clientKeys struct {
 // tag, hence one Cluster node, whatever their prefix: one SCAN of that
 // node finds them under the prefix and its sub-prefixes.
 func (t *target) clientKeys(ctx context.Context, cl client) (clientKeys, error) {
-	node, err := t.nodeFor(ctx, t.prefix+":{"+cl.tag+"}:")
+	node, err := t.nodeFor(ctx, keylayout.ClientHead(t.prefix, cl.tag))
 	if err != nil {
 		return clientKeys{}, err
 	}

@@ -12,11 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
-
-// epochUnix is the epoch of the stores' clock, 2024-01-01T00:00:00Z
-// (docs/algorithms.md, "Units").
-const epochUnix = 1704067200
 
 // A keyState is the raw state of one key, read without the limit's
 // configuration.
@@ -34,7 +31,7 @@ func serverMicros(ctx context.Context, node *redis.Client) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return (t.Unix()-epochUnix)*1_000_000 + int64(t.Nanosecond()/1000), nil
+	return keylayout.EpochMicros(t), nil
 }
 
 // readState reads key from node and decodes it along the layout of its
@@ -96,7 +93,7 @@ func hashState(ctx context.Context, node *redis.Client, key string, a core.Algor
 		s += fmt.Sprintf(": %.2f tokens %s ago", tk, fmtDuration(micros(float64(now)-ts)))
 	}
 	if start, err := strconv.ParseInt(fields["s"], 10, 64); a == core.CalendarWindow && err == nil {
-		s += ": window from " + time.UnixMicro(start+epochUnix*1_000_000).UTC().Format(time.RFC3339)
+		s += ": window from " + keylayout.FromEpochMicros(start).UTC().Format(time.RFC3339)
 	}
 	return s, nil
 }

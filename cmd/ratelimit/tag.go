@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 const tagUsage = `usage: ratelimit tag <identity> [flags]
@@ -44,7 +45,7 @@ func runTag(_ context.Context, args []string, e env) int {
 	t := &target{prefix: *prefix, keys: kb}
 	fmt.Fprintln(e.stderr, t.describeClient(cl))
 	if *pattern {
-		fmt.Fprintln(e.stdout, globEscape(*prefix+":{"+cl.tag+"}:")+"*")
+		fmt.Fprintln(e.stdout, globEscape(keylayout.ClientHead(*prefix, cl.tag))+"*")
 	} else {
 		fmt.Fprintln(e.stdout, cl.tag)
 	}

@@ -3,9 +3,9 @@ package memstore
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // evalCalendar evaluates a calendar window ([core.CalendarWindow]): a
@@ -50,8 +50,8 @@ func (cw *calendarWindows) window(c core.Calendar, at int64) (start, end int64) 
 	if w := p.Load(); w != nil && w.start <= at && at < w.end {
 		return w.start, w.end
 	}
-	s, e := c.Window(time.UnixMicro(at + epochUnixMicros))
-	w := &calendarWindow{epochMicros(s), epochMicros(e)}
+	s, e := c.Window(keylayout.FromEpochMicros(at))
+	w := &calendarWindow{keylayout.EpochMicros(s), keylayout.EpochMicros(e)}
 	p.Store(w)
 	return w.start, w.end
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/storetest"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 func TestEpochMicros(t *testing.T) {
@@ -24,7 +25,7 @@ func TestEpochMicros(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, epochMicros(tt.t))
+			assert.Equal(t, tt.want, keylayout.EpochMicros(tt.t))
 		})
 	}
 }

@@ -3,6 +3,8 @@ package memstore
 import (
 	"strings"
 	"sync"
+
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // evictionSample is how many entries a full shard looks at to make room,
@@ -76,28 +78,6 @@ func isHeld(e *entry, held []slot) bool {
 // the first '{' and the next '}' when they are not empty, else the whole
 // key, as Redis Cluster picks a slot.
 func hashTag(key string) string {
-	start, end := tagBounds(key)
+	start, end := keylayout.TagBounds(key)
 	return key[start:end]
-}
-
-// tagBounds returns where the hash tag of key starts and ends (key[start:end],
-// key[end] being the closing '}'), or 0 and len(key) when key has no tag.
-// It is a plain loop: the tag of a key of ours starts a few bytes in, and
-// two calls of strings.IndexByte cost more than the bytes they skip.
-func tagBounds(key string) (start, end int) {
-	for i := 0; i < len(key); i++ {
-		if key[i] != '{' {
-			continue
-		}
-		for j := i + 1; j < len(key); j++ {
-			if key[j] == '}' {
-				if j == i+1 { // "{}": no tag
-					break
-				}
-				return i + 1, j
-			}
-		}
-		break
-	}
-	return 0, len(key)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // A Store is an in-memory [core.Store]. Make one with [New]; the zero
@@ -47,7 +48,7 @@ func New(opts ...Option) (*Store, error) {
 		now:    c.clock,
 		start:  time.Now(),
 	}
-	s.base = epochMicros(s.start)
+	s.base = keylayout.EpochMicros(s.start)
 	for i := range s.shards {
 		// Shares of maxKeys that add up to exactly maxKeys.
 		s.shards[i].maxKeys = c.maxKeys / c.shards
@@ -65,19 +66,22 @@ func New(opts ...Option) (*Store, error) {
 // func value.
 func (s *Store) clock() int64 {
 	if s.now != nil {
-		return epochMicros(s.now())
+		return keylayout.EpochMicros(s.now())
 	}
 	return s.base + time.Since(s.start).Microseconds()
 }
 
-// Clock implements [core.Clocked]: it returns the clock of [WithClock], or
-// nil. A [core.Limiter] over the store then times its deny cache, tier
+// Clock returns the clock of [WithClock], or nil. [Store.Capabilities]
+// states it, so a [core.Limiter] over the store times its deny cache, tier
 // cache and breaker with the same clock as the store's limits.
 func (s *Store) Clock() func() time.Time { return s.now }
 
-// NonBlocking implements [core.NonBlocking]: a take never waits on I/O, so
-// a [core.Limiter] gives it no deadline.
-func (s *Store) NonBlocking() {}
+// Capabilities implements [core.Capable]: a take never waits on I/O
+// (NonBlocking, so a [core.Limiter] gives it no deadline), the store holds
+// leases ([core.Leaser]), and its Clock is that of [WithClock].
+func (s *Store) Capabilities() core.Capabilities {
+	return core.Capabilities{NonBlocking: true, Clock: s.now, Leases: true}
+}
 
 // A slot is the work on one limit of a take.
 type slot struct {
@@ -247,7 +251,7 @@ func (s *Store) shardOf(key string) int {
 // hashed on its own.
 func (s *Store) shardsOf(keys []string, slots []slot) {
 	first := keys[0]
-	start, end := tagBounds(first)
+	start, end := keylayout.TagBounds(first)
 	shard := int(maphash.String(s.seed, first[start:end]) & s.mask)
 	slots[0].shard = shard
 	for i := 1; i < len(keys); i++ {

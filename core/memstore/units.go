@@ -5,19 +5,9 @@ import (
 	"time"
 )
 
-// epochUnixMicros is 2024-01-01T00:00:00Z in Unix microseconds: the epoch
-// of every time value of the stores (docs/algorithms.md, "Units").
-const epochUnixMicros = 1704067200 * 1_000_000
-
 // tolerance is TOL of docs/algorithms.md: a time within half a
 // microsecond of a boundary counts as on it.
 const tolerance = 0.5
-
-// epochMicros returns t in whole microseconds since 2024-01-01T00:00:00Z,
-// rounded down, as Redis TIME gives it.
-func epochMicros(t time.Time) int64 {
-	return t.UnixMicro() - epochUnixMicros
-}
 
 // periodMicros returns P, the limit's period in whole microseconds.
 func periodMicros(period time.Duration) int64 {

@@ -9,11 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
-
-// epochUnixMicros is 2024-01-01T00:00:00Z in Unix µs, the epoch of the
-// script's clock (docs/algorithms.md, "Units").
-const epochUnixMicros = 1704067200 * 1_000_000
 
 // argsPerLimit is how many ARGV values describe one limit in the program
 // "take".
@@ -69,7 +66,7 @@ func (s *Store) appendArgs(a []any, limits []core.Limit, cost int64, lease strin
 		return s.appendOneArgs(a, limits[0], cost)
 	}
 	if s.now != nil {
-		a = append(a, s.now().UnixMicro()-epochUnixMicros)
+		a = append(a, keylayout.EpochMicros(s.now()))
 	} else {
 		a = append(a, "")
 	}
@@ -119,7 +116,7 @@ func (s *Store) appendOneArgs(a []any, l core.Limit, cost int64) []any {
 		a = append(a, cost)
 	}
 	if s.now != nil {
-		a = append(a, s.now().UnixMicro()-epochUnixMicros)
+		a = append(a, keylayout.EpochMicros(s.now()))
 	}
 	return a
 }

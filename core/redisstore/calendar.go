@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // calendarArgs is how many boundaries a calendar window sends.
@@ -45,7 +46,7 @@ func (cc *calendarCache) get(c core.Calendar, now time.Time) *boundaries {
 // entry returns the cached entry of c around now, computing it when the
 // app's clock left the window it was computed for.
 func (cc *calendarCache) entry(c core.Calendar, now time.Time) *calendarEntry {
-	us := now.UnixMicro() - epochUnixMicros
+	us := keylayout.EpochMicros(now)
 	v, ok := cc.m.Load(c)
 	if !ok {
 		v, _ = cc.m.LoadOrStore(c, new(atomic.Pointer[calendarEntry]))
@@ -57,7 +58,7 @@ func (cc *calendarCache) entry(c core.Calendar, now time.Time) *calendarEntry {
 	var buf [calendarArgs]time.Time
 	e := new(calendarEntry)
 	for i, t := range c.Boundaries(buf[:0], now) {
-		e.b[i] = t.UnixMicro() - epochUnixMicros
+		e.b[i] = keylayout.EpochMicros(t)
 		e.args[i] = e.b[i]
 	}
 	p.Store(e)

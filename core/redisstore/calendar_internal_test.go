@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
@@ -23,7 +24,7 @@ func TestCalendarCache(t *testing.T) {
 	want := func(c core.Calendar, now time.Time) boundaries {
 		var b boundaries
 		for i, t := range c.Boundaries(nil, now) {
-			b[i] = t.UnixMicro() - epochUnixMicros
+			b[i] = keylayout.EpochMicros(t)
 		}
 		return b
 	}
@@ -113,7 +114,7 @@ func calendarBoundaries(t *testing.T) []any {
 	t.Helper()
 	var out []any
 	for _, b := range (core.Calendar{Unit: core.CalendarDay, Location: time.UTC}).Boundaries(nil, time.Now()) {
-		out = append(out, b.UnixMicro()-epochUnixMicros)
+		out = append(out, keylayout.EpochMicros(b))
 	}
 	require.Len(t, out, calendarArgs)
 	return out

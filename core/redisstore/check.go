@@ -98,7 +98,8 @@ func resendRisk(s clientSettings, budget time.Duration) string {
 		s.readTimeout, budget, s.redirects)
 }
 
-// CheckTimeout implements [core.TimeoutChecker]: it fails when a decision
+// CheckTimeout is the CheckTimeout of the store's [core.Capabilities]: it
+// fails when a decision
 // budget of d could make the client charge a request twice (a cluster
 // client whose ReadTimeout is shorter than d), so [core.NewLimiter] refuses
 // a [core.WithTimeout] the client cannot keep. The safe clients

@@ -59,8 +59,8 @@ func clusterIdentities(t *testing.T, hc *redistest.HACluster, via, master string
 
 // TestClusterMasterKilled kills the master of one shard of a six-node
 // cluster under traffic, through two limiters, one without a breaker and
-// one with the default breaker (one per master: the store is
-// [core.Sharded]):
+// one with the default breaker (one per master: the store's
+// [core.Capabilities] have a Shard):
 //   - clients whose keys live on the other masters see no error at all,
 //     with or without the breaker;
 //   - clients of the dead master's slots see degraded (failed open)

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // testClockExpiry is the prelude of NewWithTestClockExpiry.
@@ -48,7 +49,7 @@ func ProgramOf(s *Store, limits []core.Limit) string {
 func TakeJoined(ctx context.Context, s *Store, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
 	args := []any{""}
 	if s.now != nil {
-		args[0] = s.now().UnixMicro() - epochUnixMicros
+		args[0] = keylayout.EpochMicros(s.now())
 	}
 	args = append(args, cost)
 	for _, l := range limits {

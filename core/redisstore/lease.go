@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 var _ core.Leaser = (*Store)(nil)
@@ -57,7 +58,7 @@ func (s *Store) Renew(ctx context.Context, key string, l core.Limit, lease strin
 func (s *Store) leaseCall(ctx context.Context, key, lease string, ttl int64) (bool, error) {
 	var now any = ""
 	if s.now != nil {
-		now = s.now().UnixMicro() - epochUnixMicros
+		now = keylayout.EpochMicros(s.now())
 	}
 	p := &s.progs.lease
 	a := append(p.evalSha([]string{key}, 3), now, lease, ttl)

@@ -4,11 +4,7 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/ratelimitkit/ratelimit/core"
 )
-
-var _ core.Sharded = (*Store)(nil)
 
 // masterFinder is the part of *redis.ClusterClient that maps a key to the
 // master serving its slot.
@@ -16,7 +12,8 @@ type masterFinder interface {
 	MasterForKey(ctx context.Context, key string) (*redis.Client, error)
 }
 
-// Shard implements [core.Sharded]. On a cluster client it names the master
+// Shard is the Shard of the store's [core.Capabilities]. On a cluster
+// client it names the master
 // that serves key (its address), so that a [core.Limiter] keeps one circuit
 // breaker per master: a dead master fails fast for the clients of its
 // slots only, and when a replica takes over, its address is a new shard

@@ -13,13 +13,14 @@ import (
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/core/storetest"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
 // epochMicros is the script's time of storetest.Start() + offset: µs since
 // 2024-01-01T00:00:00Z.
 func epochMicros(offset time.Duration) int64 {
-	return storetest.Start().Add(offset).UnixMicro() - time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	return keylayout.EpochMicros(storetest.Start().Add(offset))
 }
 
 // A take of the sliding log stores one run, whatever its cost: the review

@@ -29,6 +29,8 @@ type Store struct {
 
 	masters    masterFinder // nil unless client is a cluster client
 	slotsKnown atomic.Bool  // a take succeeded: masters answers from memory
+
+	caps core.Capabilities // built once by New: no method value per call
 }
 
 var _ core.Store = (*Store)(nil)
@@ -68,12 +70,14 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	}
 	s.masters, _ = client.(masterFinder)
 	s.batch = newBatcher(client, c)
+	s.caps = s.capabilities()
 	return s, nil
 }
 
-// Clock implements [core.Clocked]: it returns the clock of [WithClock], or
-// nil when Redis reads its own (TIME). A [core.Limiter] over the store then
-// times its deny cache, tier cache and breaker with the test clock too.
+// Clock returns the clock of [WithClock], or nil when Redis reads its own
+// (TIME). [Store.Capabilities] states it, so a [core.Limiter] over the
+// store times its deny cache, tier cache and breaker with the test clock
+// too.
 func (s *Store) Clock() func() time.Time { return s.now }
 
 // Take implements [core.Store]: one EVALSHA (EVAL when the server does not

@@ -60,7 +60,7 @@ type concurrencyCase struct {
 // every limit charged exactly for the admitted takes, which checks that
 // multi-limit takes stay all-or-nothing.
 //
-// When the stores implement [core.Leaser] it also runs requests through a
+// When the stores hold leases ([core.Capabilities]) it also runs requests through a
 // [core.Limiter] per store with a [core.Concurrency] limit beside a rate
 // limit: 64 goroutines over 4 clients acquire, count themselves in flight,
 // sleep, and release; no client is ever seen with more than N in flight,

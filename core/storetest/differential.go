@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
 // The size of [RunDifferential]: differentialCases sequences of
@@ -265,7 +266,7 @@ func (c diffCase) nextCost(rnd *rand.Rand) int64 {
 // randomStart returns the instant a case starts at: mostly 2025, also the
 // epoch of the stores (2024) and around it, 1970, and later years.
 func randomStart(rnd *rand.Rand) time.Time {
-	epoch := time.Date(2024, time.January, 1, 0, 0, 0, 0, time.UTC)
+	epoch := keylayout.FromEpochMicros(0).UTC()
 	switch r := rnd.Float64(); {
 	case r < 0.45:
 		return Start()

@@ -64,13 +64,14 @@
 // bytes, unicode, 10 KB, composite identities) are independent clients;
 // and Take appends to its dst argument.
 //
-// For a store that implements [core.Leaser], tables of [core.Concurrency]
-// limits: acquire up to N, N+1 denied, release, release twice, release of
+// For a store that holds leases (a [core.Leaser] whose
+// [core.Capabilities] state Leases), tables of [core.Concurrency] limits:
+// acquire up to N, N+1 denied, release, release twice, release of
 // a lease never taken, an abandoned lease expiring at exactly its TTL,
 // renew (and no renewal of an expired lease), any cost taking one lease,
 // and a concurrency limit beside a rate limit, all or nothing both ways;
 // [core.Store.Take] refusing a concurrency limit with a cost above zero. A
-// store that is no Leaser skips them, saying so. [RunConcurrency] then runs
+// store that holds no leases skips them, saying so. [RunConcurrency] then runs
 // requests through a [core.Limiter] per store and checks that no client is
 // ever seen with more than N in flight.
 //
@@ -90,7 +91,7 @@
 // to three limits per take, costs from 0 to far above the capacity, and
 // instants from 1970 to 2060 with clock steps back. It also rejects any
 // decision no store may give (a negative or overlong wait, a Remaining
-// beyond the capacity). When both stores are [core.Leaser]s, 150 more
+// beyond the capacity). When both stores hold leases, 150 more
 // cases compare [core.Concurrency] limits (alone or beside a rate limit)
 // on random acquires, peeks, releases (once, twice, of ids never taken)
 // and renewals, with the clock moving by parts of the lease TTL, to the

@@ -26,12 +26,12 @@ const (
 
 // inFlightTimeout returns the limiters' timeout in testInFlight: 10 s, so
 // that a loaded machine does not time out, halved until s accepts it (a
-// [core.TimeoutChecker] refuses one longer than a cluster client's
-// ReadTimeout).
+// store's [core.Capabilities].CheckTimeout refuses one longer than a
+// cluster client's ReadTimeout).
 func inFlightTimeout(s core.Store) time.Duration {
 	d := 10 * time.Second
-	if tc, ok := s.(core.TimeoutChecker); ok {
-		for d > 100*time.Millisecond && tc.CheckTimeout(d) != nil {
+	if check := core.CapabilitiesOf(s).CheckTimeout; check != nil {
+		for d > 100*time.Millisecond && check(d) != nil {
 			d /= 2
 		}
 	}
@@ -44,7 +44,7 @@ func inFlightTimeout(s core.Store) time.Duration {
 // count the "handler" sees), sleep, uncount and release. The clock is
 // frozen, so no lease expires: only releases free places.
 func testInFlight(t *testing.T, stores []core.Store) {
-	if _, ok := stores[0].(core.Leaser); !ok {
+	if _, ok := leaser(stores[0]); !ok {
 		t.Skipf("%T does not implement core.Leaser: no Concurrency limits", stores[0])
 	}
 	limits := []core.Limit{core.PerHour(1_000_000), core.Concurrent(inFlightMax)}

@@ -202,13 +202,21 @@ func leaseTests() []leaseSequence {
 	}
 }
 
+// leaser returns s as a [core.Leaser] when it holds leases: its
+// [core.Capabilities] state Leases and it has the methods, as
+// [core.NewLimiter] requires.
+func leaser(s core.Store) (core.Leaser, bool) {
+	ls, ok := s.(core.Leaser)
+	return ls, ok && core.CapabilitiesOf(s).Leases
+}
+
 // runLeaseSequences runs the lease tables, and checks that Take refuses a
 // Concurrency limit with a cost above zero (it would hold a lease no one
 // can release).
 func runLeaseSequences(t *testing.T, newStore NewStore) {
 	clock := NewClock()
 	probe := newStore(t, clock.Now)
-	leaser, ok := probe.(core.Leaser)
+	leaser, ok := leaser(probe)
 	if !ok {
 		t.Skipf("%T does not implement core.Leaser: no Concurrency limits", probe)
 	}

@@ -32,8 +32,8 @@ var leaseTTLs = []time.Duration{ms, 3 * ms, 250 * ms, sec, 10 * sec, 30 * sec, 2
 // multiples of the TTL, to the last RetryAfter, and back.
 func runLeaseDifferential(t *testing.T, reference, newStore NewStore, rnd *rand.Rand) {
 	clock := NewClock()
-	_, refOK := reference(t, clock.Now).(core.Leaser)
-	_, subOK := newStore(t, clock.Now).(core.Leaser)
+	_, refOK := leaser(reference(t, clock.Now))
+	_, subOK := leaser(newStore(t, clock.Now))
 	if !refOK || !subOK {
 		t.Skip("both stores must implement core.Leaser to compare Concurrency limits")
 	}

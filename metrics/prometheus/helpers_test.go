@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -39,13 +38,10 @@ func (s *switchStore) setDown(down bool) {
 	s.down = down
 }
 
-// Clock implements core.Clocked with next's clock, so the limiter's breaker
-// follows the test clock given to next.
-func (s *switchStore) Clock() func() time.Time {
-	if c, ok := s.next.(core.Clocked); ok {
-		return c.Clock()
-	}
-	return nil
+// Capabilities implements core.Capable with next's clock, so the
+// limiter's breaker follows the test clock given to next.
+func (s *switchStore) Capabilities() core.Capabilities {
+	return core.Capabilities{Clock: core.CapabilitiesOf(s.next).Clock}
 }
 
 func (s *switchStore) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {

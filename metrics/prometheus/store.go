@@ -25,33 +25,20 @@ const (
 // InstrumentStore returns s timed by c: every Take is observed in
 // ratelimit_store_duration_seconds, under its result. Give the returned
 // store to [core.NewLimiter]; requests decided without a store call (deny
-// cache, open breaker) are not observed. The returned store implements
-// [core.NonBlocking] and [core.Sharded] when s does, so the limiter treats
-// it as it would treat s (no timeout for a memory store, one breaker per
-// Redis Cluster master), and [core.Clocked] and [core.TimeoutChecker] as s
-// does, so a test clock given to s still drives the limiter and a timeout s
-// cannot keep is still refused. It implements [core.Leaser] by forwarding
-// to s, so that concurrency limits work through it (TakeLease is timed like
-// Take), and [core.Unwrapper]: over a store that is no Leaser,
-// [core.NewLimiter] refuses a Concurrency limit, as it would over s.
+// cache, open breaker) are not observed. The returned store has exactly
+// the [core.Capabilities] of s, so the limiter treats it as it would treat
+// s: no timeout for a memory store, one breaker per Redis Cluster master,
+// a test clock given to s still drives the limiter, a timeout s cannot
+// keep is still refused, and a Concurrency limit is refused over a store
+// that cannot hold leases. Over one that can, its leases go through the
+// returned store (TakeLease is timed like Take).
 func (c *Collector) InstrumentStore(s core.Store) core.Store {
 	return c.instrumentStore(s, time.Now)
 }
 
 // instrumentStore is [Collector.InstrumentStore] timed by now.
 func (c *Collector) instrumentStore(s core.Store, now func() time.Time) core.Store {
-	ts := &timedStore{store: s, c: c, now: now}
-	sh, sharded := s.(core.Sharded)
-	_, local := s.(core.NonBlocking)
-	switch {
-	case sharded && local:
-		return timedLocalSharded{timedSharded{ts, sh}}
-	case sharded:
-		return timedSharded{ts, sh}
-	case local:
-		return timedLocal{ts}
-	}
-	return ts
+	return &timedStore{store: s, c: c, now: now}
 }
 
 // timedStore is a [core.Store] that times the Take of another.
@@ -61,41 +48,9 @@ type timedStore struct {
 	now   func() time.Time
 }
 
-// timedLocal is a timedStore over a [core.NonBlocking] store.
-type timedLocal struct{ *timedStore }
-
-// NonBlocking implements [core.NonBlocking].
-func (timedLocal) NonBlocking() {}
-
-// timedSharded is a timedStore over a [core.Sharded] store.
-type timedSharded struct {
-	*timedStore
-	sharded core.Sharded
-}
-
-// Shard implements [core.Sharded].
-func (s timedSharded) Shard(key string) string { return s.sharded.Shard(key) }
-
-// timedLocalSharded is a timedStore over a store that is both.
-type timedLocalSharded struct{ timedSharded }
-
-// NonBlocking implements [core.NonBlocking].
-func (timedLocalSharded) NonBlocking() {}
-
-// Clock implements [core.Clocked]: the clock of the timed store, if any.
-func (s *timedStore) Clock() func() time.Time {
-	if c, ok := s.store.(core.Clocked); ok {
-		return c.Clock()
-	}
-	return nil
-}
-
-// CheckTimeout implements [core.TimeoutChecker] for the timed store.
-func (s *timedStore) CheckTimeout(d time.Duration) error {
-	if c, ok := s.store.(core.TimeoutChecker); ok {
-		return c.CheckTimeout(d)
-	}
-	return nil
+// Capabilities implements [core.Capable]: those of the timed store.
+func (s *timedStore) Capabilities() core.Capabilities {
+	return core.CapabilitiesOf(s.store)
 }
 
 // Take implements [core.Store].
@@ -126,11 +81,6 @@ func (s *timedStore) Release(ctx context.Context, key string, l core.Limit, leas
 	}
 	return ls.Release(ctx, key, l, lease)
 }
-
-// Unwrap implements [core.Unwrapper]: the timed store has the capabilities
-// of s, so [core.NewLimiter] refuses a Concurrency limit over a timed
-// store that cannot hold leases.
-func (s *timedStore) Unwrap() core.Store { return s.store }
 
 // Renew implements [core.Leaser].
 func (s *timedStore) Renew(ctx context.Context, key string, l core.Limit, lease string) (bool, error) {

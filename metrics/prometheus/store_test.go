@@ -106,18 +106,25 @@ func TestStoreResult(t *testing.T) {
 	}
 }
 
-// shardedStore is a [core.Sharded] store whose every key is on shard.
+// shardedStore is a sharded store ([core.Capabilities].Shard) whose every
+// key is on shard.
 type shardedStore struct {
 	core.Store
 	shard string
 }
 
-func (s shardedStore) Shard(string) string { return s.shard }
+func (s shardedStore) Capabilities() core.Capabilities {
+	return core.Capabilities{Shard: func(string) string { return s.shard }}
+}
 
-// localShardedStore is both [core.Sharded] and [core.NonBlocking].
+// localShardedStore is both sharded and NonBlocking.
 type localShardedStore struct{ shardedStore }
 
-func (localShardedStore) NonBlocking() {}
+func (s localShardedStore) Capabilities() core.Capabilities {
+	c := s.shardedStore.Capabilities()
+	c.NonBlocking = true
+	return c
+}
 
 func TestInstrumentStoreKeepsTheKindOfStore(t *testing.T) {
 	mem := newMemstore(t, storetest.NewClock())
@@ -125,7 +132,7 @@ func TestInstrumentStoreKeepsTheKindOfStore(t *testing.T) {
 		name      string
 		store     core.Store
 		local     bool
-		wantShard string // "" when the store is not Sharded
+		wantShard string // "" when the store is not sharded
 	}{
 		{"plain store", &switchStore{next: mem}, false, ""},
 		{"NonBlocking memstore", mem, true, ""},
@@ -136,12 +143,12 @@ func TestInstrumentStoreKeepsTheKindOfStore(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := ratelimitprom.MustNew().InstrumentStore(tt.store)
 
-			_, local := s.(core.NonBlocking)
-			assert.Equal(t, tt.local, local, "core.NonBlocking")
-			sh, sharded := s.(core.Sharded)
-			require.Equal(t, tt.wantShard != "", sharded, "core.Sharded")
+			caps := core.CapabilitiesOf(s)
+			assert.Equal(t, tt.local, caps.NonBlocking, "NonBlocking")
+			sharded := caps.Shard != nil
+			require.Equal(t, tt.wantShard != "", sharded, "Shard")
 			if sharded {
-				assert.Equal(t, tt.wantShard, sh.Shard("rl:{client}:limit"))
+				assert.Equal(t, tt.wantShard, caps.Shard("rl:{client}:limit"))
 			}
 		})
 	}
