@@ -15,7 +15,7 @@ import (
 // take_<algorithm>.lua, which reads its ARGV, then the algorithm's file,
 // which runs that algorithm and nothing else. Its ARGV are rate, period
 // (µs), the capacity if capacity is set, and the cost, the last two
-// optional ([Store.oneArgs]); with a test clock, now follows them.
+// optional ([Store.appendOneArgs]); with a test clock, now follows them.
 var oneLimit = [...]struct {
 	name     string
 	capacity bool

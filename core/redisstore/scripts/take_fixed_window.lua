@@ -2,8 +2,8 @@
 -- (docs/algorithms.md, "Fixed window"). The program is clock.lua (which
 -- defines now), this file (which reads the ARGV), then fixed_window.lua,
 -- the algorithm as the program take runs it too (common.lua): it decides
--- exactly as take does for one limit of it, and defines nothing it does
--- not run.
+-- exactly as take does for one limit of it, and defines nothing it does not
+-- run.
 --
 -- KEYS[1]  the state key, <prefix>:{<identity>}:<name>:f
 -- ARGV[1]  rate: requests per window (also the capacity)

@@ -1,9 +1,9 @@
 -- take_sliding_log.lua: take cost from one sliding window log limit
--- (docs/algorithms.md, "Sliding window log"). The program is clock.lua (which
--- defines now), this file (which reads the ARGV), then sliding_log.lua,
--- the algorithm as the program take runs it too (common.lua): it decides
--- exactly as take does for one limit of it, and defines nothing it does
--- not run.
+-- (docs/algorithms.md, "Sliding window log"). The program is clock.lua
+-- (which defines now), this file (which reads the ARGV), then
+-- sliding_log.lua, the algorithm as the program take runs it too
+-- (common.lua): it decides exactly as take does for one limit of it, and
+-- defines nothing it does not run.
 --
 -- KEYS[1]  the state key, <prefix>:{<identity>}:<name>:l
 -- ARGV[1]  rate: requests per window (also the capacity)

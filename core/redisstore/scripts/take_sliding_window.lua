@@ -1,9 +1,9 @@
 -- take_sliding_window.lua: take cost from one sliding window counter limit
--- (docs/algorithms.md, "Sliding window counter"). The program is clock.lua (which
--- defines now), this file (which reads the ARGV), then sliding_window.lua,
--- the algorithm as the program take runs it too (common.lua): it decides
--- exactly as take does for one limit of it, and defines nothing it does
--- not run.
+-- (docs/algorithms.md, "Sliding window counter"). The program is clock.lua
+-- (which defines now), this file (which reads the ARGV), then
+-- sliding_window.lua, the algorithm as the program take runs it too
+-- (common.lua): it decides exactly as take does for one limit of it, and
+-- defines nothing it does not run.
 --
 -- KEYS[1]  the state key, <prefix>:{<identity>}:<name>:s
 -- ARGV[1]  rate: requests per window (also the capacity)
