@@ -7,7 +7,8 @@
 // decisions. A take of one limit runs a lean program of its algorithm,
 // which holds nothing else (Redis runs a script's whole text on every
 // call); a take of several limits, or of one calendar or concurrency
-// limit, runs the joined program "take". Their
+// limit, runs the joined program "take". Both are built from one file per
+// algorithm (docs/redis-protocol.md, "How the programs are built"). Their
 // KEYS, ARGV and reply are a contract, documented in
 // docs/redis-protocol.md, and [Scripts] (or `ratelimit script`) gives their
 // exact text, so services in other languages can share the limits.

@@ -3,17 +3,19 @@ package redisstore
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelimitkit/ratelimit/core"
 )
 
-// oneLimit describes the program of a take of one limit, by algorithm:
-// clock.lua (test_clock.lua with a test clock) followed by its file, which
-// runs that algorithm and nothing else. Its ARGV are rate, period (µs),
-// the capacity if capacity is set, and the cost, the last two optional
-// ([Store.oneArgs]); with a test clock, now follows them.
+// oneLimit describes the program of a take of one limit, by algorithm
+// ([oneLimitSource]): clock.lua (test_clock.lua with a test clock),
+// take_<algorithm>.lua, which reads its ARGV, then the algorithm's file,
+// which runs that algorithm and nothing else. Its ARGV are rate, period
+// (µs), the capacity if capacity is set, and the cost, the last two
+// optional ([Store.appendOneArgs]); with a test clock, now follows them.
 var oneLimit = [...]struct {
 	name     string
 	capacity bool
@@ -29,7 +31,7 @@ var oneLimit = [...]struct {
 // script on every call, definitions included, so a take of one limit runs
 // a program that holds only its algorithm's code; takes of several limits
 // run the joined program, which defines every algorithm and evaluates them
-// all before writing. A take of one calendar or concurrency limit runs the
+// all before writing. Both are built from the same file per algorithm. A take of one calendar or concurrency limit runs the
 // joined program too. Releases and renewals of leases run a program of
 // their own.
 type programs struct {
@@ -104,7 +106,8 @@ func evalShaParts(cmd *redis.IntSliceCmd) ([]string, []any) {
 	return keys, a[3+n:]
 }
 
-// newPrograms builds the programs from the embedded files, with the test
+// newPrograms builds the programs from the embedded files
+// (docs/redis-protocol.md, "How the programs are built"), with the test
 // clock's (now sent as an argument) if testClock is set.
 func newPrograms(testClock bool) (programs, error) {
 	clock := "clock.lua"
@@ -113,7 +116,7 @@ func newPrograms(testClock bool) (programs, error) {
 	}
 	var p programs
 	for a, one := range oneLimit {
-		src, err := concat(clock, one.name+".lua")
+		src, err := oneLimitSource(clock, core.Algorithm(a))
 		if err != nil {
 			return programs{}, err
 		}
@@ -124,10 +127,11 @@ func newPrograms(testClock bool) (programs, error) {
 		return programs{}, err
 	}
 	p.many = newProgram("take", src)
-	if src, err = concat(leaseFile); err != nil {
+	var lease strings.Builder
+	if err := appendFiles(&lease, leaseFile); err != nil {
 		return programs{}, err
 	}
-	p.lease = newProgram("lease", src)
+	p.lease = newProgram("lease", lease.String())
 	return p, nil
 }
 

@@ -3,28 +3,24 @@ package redisstore
 import (
 	"embed"
 	"strings"
+
+	"github.com/ratelimitkit/ratelimit/core"
 )
 
-// scriptFS holds the Lua sources; see joinedFiles and oneLimit for how they
-// combine into programs.
+// scriptFS holds the Lua sources; see [newPrograms] for how they combine
+// into programs.
 //
 //go:embed scripts/*.lua
 var scriptFS embed.FS
 
-// joinedFiles lists the Lua files in the order they are concatenated into
-// the program "take", for takes of several limits: shared helpers, one
-// local function per algorithm, then take.lua, the entry point that
-// dispatches to them.
-var joinedFiles = []string{
-	"common.lua",
-	"gcra.lua",
-	"token_bucket.lua",
-	"fixed_window.lua",
-	"sliding_window.lua",
-	"sliding_log.lua",
-	"calendar_window.lua",
-	"concurrency.lua",
-	"take.lua",
+// joinedAlgorithms are the algorithms of the program "take", in the order
+// of their functions: all of them. The file of algorithm a is
+// scripts/<a>.lua (a.String()), the body of a take of one limit of it,
+// written once (scripts/common.lua): the programs "take" and
+// "take_<a>" are both built from it.
+var joinedAlgorithms = []core.Algorithm{
+	core.GCRA, core.TokenBucket, core.FixedWindow, core.SlidingWindow, core.SlidingLog,
+	core.CalendarWindow, core.Concurrency,
 }
 
 // A Script is one of the Lua programs a [Store] runs, exactly as the store
@@ -56,26 +52,53 @@ func Scripts() []Script {
 	return p.list()
 }
 
-// joinedSource returns the text of the program "take": the files of
-// joinedFiles, each followed by a newline.
+// joinedSource returns the text of the program "take", for takes of
+// several limits: common.lua (shared helpers), the functions of every
+// algorithm of joinedAlgorithms ([algorithm.functions]), then take.lua,
+// the entry point that dispatches to them.
 func joinedSource() (string, error) {
-	return concat(joinedFiles...)
+	var src strings.Builder
+	if err := appendFiles(&src, "common.lua"); err != nil {
+		return "", err
+	}
+	for _, a := range joinedAlgorithms {
+		alg, err := readAlgorithm(a)
+		if err != nil {
+			return "", err
+		}
+		src.WriteString(alg.functions(a.String()))
+		src.WriteByte('\n')
+	}
+	if err := appendFiles(&src, "take.lua"); err != nil {
+		return "", err
+	}
+	return src.String(), nil
+}
+
+// oneLimitSource returns the text of the program of a take of one limit of
+// a (take_<a>): clock, the file take_<a>.lua, which reads its ARGV, then the
+// algorithm's file as it is. It runs from top to bottom and defines no
+// function: Redis would build each one anew on every call.
+func oneLimitSource(clock string, a core.Algorithm) (string, error) {
+	var src strings.Builder
+	err := appendFiles(&src, clock, "take_"+a.String()+".lua", a.String()+".lua")
+	return src.String(), err
 }
 
 // leaseFile is the program "lease" (lease.lua), which releases and renews
 // a lease: a program of its own, not part of "take".
 const leaseFile = "lease.lua"
 
-// concat returns the embedded files, each followed by a newline.
-func concat(files ...string) (string, error) {
-	var src strings.Builder
+// appendFiles appends the embedded files to src, each followed by a
+// newline.
+func appendFiles(src *strings.Builder, files ...string) error {
 	for _, name := range files {
 		b, err := scriptFS.ReadFile("scripts/" + name)
 		if err != nil {
-			return "", err
+			return err
 		}
 		src.Write(b)
 		src.WriteByte('\n')
 	}
-	return src.String(), nil
+	return nil
 }

@@ -1,5 +1,6 @@
--- clock.lua: the clock of the one-limit programs. Each take_<algorithm>.lua
--- program is this file followed by take_<algorithm>.lua (docs/redis-protocol.md).
+-- clock.lua: the clock of the one-limit programs. Each take_<algorithm>
+-- program is this file, then take_<algorithm>.lua, then <algorithm>.lua
+-- (docs/redis-protocol.md, "How the programs are built").
 --   KEYS, ARGV: none read here.
 --   Defines:    now, the server's TIME in µs since 2024-01-01T00:00:00Z
 --               (Unix 1704067200), an integer.

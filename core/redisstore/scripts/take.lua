@@ -1,8 +1,9 @@
 -- take.lua: take cost from every limit of one client, all or nothing.
--- The entry point of the program "take" built from scripts/*.lua (order in
+-- The entry point of the program "take" built from scripts/*.lua (how:
 -- common.lua), which the Go store runs for takes of several limits and of
 -- one calendar or concurrency limit (one limit of another algorithm runs
--- take_<algorithm>.lua; this program decides it alike).
+-- take_<algorithm>.lua, built from the same algorithm file; this program
+-- decides it alike).
 -- Contract for other languages: docs/redis-protocol.md.
 --
 -- KEYS[i]  the state key of limit i, <prefix>:{<identity>}:<name>:<tag>;
@@ -79,42 +80,47 @@ if leased and ARGV[2] ~= '0' and (lease == nil or lease == '') then
 end
 local now, cost = clock(ARGV[1]), tonumber(ARGV[2])
 
--- evaluate runs the algorithm of limit i and returns its values (listed
--- in common.lua). Its four values are numbers (the algorithm checked
--- above), converted once each (x + 0, common.lua).
-local function evaluate(i)
+-- evaluate runs the algorithm of limit i for a take of cost c: its reply,
+-- then, when it admits with c > 0, its charge and the charge's arguments
+-- (common.lua). Its four values are numbers (the algorithm checked above),
+-- converted once each (x + 0, common.lua).
+local function evaluate(i, c)
   local a = 4 * i - 1
-  return ALGORITHMS[ARGV[a] + 0](KEYS[i], now, cost, ARGV[a + 1] + 0, ARGV[a + 2] + 0, ARGV[a + 3] + 0, lease)
+  return ALGORITHMS[ARGV[a] + 0](KEYS[i], now, c, ARGV[a + 1] + 0, ARGV[a + 2] + 0, ARGV[a + 3] + 0, lease)
 end
 
-if n == 1 then
-  return take_one(KEYS[1], evaluate(1))
+-- charged runs the charge of an evaluation on key, if it has one, and
+-- returns its reply.
+local function charged(key, reply, charge, ...)
+  if charge then
+    charge(key, ...)
+  end
+  return reply
 end
 
--- Several limits: evaluate all, then write only if all admit.
-local results, all_allowed = {}, true
+if n == 1 then -- for one limit, all or nothing is that limit's own answer
+  return charged(KEYS[1], evaluate(1, cost))
+end
+
+-- Several limits: evaluate all, then charge only if all admit. A limit
+-- that admits while another denies replies the state before the take,
+-- what a peek (cost 0) of it replies.
+local evaluations, all_allowed = {}, true
 for i = 1, n do
-  local r = {evaluate(i)}
-  all_allowed = all_allowed and r[1] == 0
-  results[i] = r
+  local e = {evaluate(i, cost)} -- the reply, then the charge and its arguments
+  all_allowed = all_allowed and e[1][1] == 1 -- the reply's allowed
+  evaluations[i] = e
 end
 local reply = {}
-for i, r in ipairs(results) do
-  local allowed, remaining, reset = 0, r[2], r[3]
-  if r[1] == 0 then
-    allowed = 1
-  end
+for i, e in ipairs(evaluations) do
+  local r = e[1]
   if all_allowed then
-    if r[7] then
-      r[7](KEYS[i], r[8], r[9], r[10], r[11])
-    end
-    remaining, reset = r[5], r[6]
+    charged(KEYS[i], unpack(e))
+  elseif r[1] == 1 then
+    r = evaluate(i, 0)
   end
-  local o = 5 * (i - 1)
-  reply[o + 1] = allowed
-  reply[o + 2] = r[1]
-  reply[o + 3] = math.max(0, remaining) -- a rate lowered under a live key may be overdrawn
-  reply[o + 4] = reset
-  reply[o + 5] = r[4]
+  for _, v in ipairs(r) do -- the whole reply: a longer one fails the caller's count
+    reply[#reply + 1] = v
+  end
 end
 return reply

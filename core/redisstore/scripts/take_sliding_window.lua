@@ -1,7 +1,9 @@
 -- take_sliding_window.lua: take cost from one sliding window counter limit
 -- (docs/algorithms.md, "Sliding window counter"). The program is clock.lua
--- (which defines now) followed by this file; it decides exactly as take.lua
--- does for one sliding window limit, and defines nothing it does not run.
+-- (which defines now), this file (which reads the ARGV), then
+-- sliding_window.lua, the algorithm as the program take runs it too
+-- (common.lua): it decides exactly as take does for one limit of it, and
+-- defines nothing it does not run.
 --
 -- KEYS[1]  the state key, <prefix>:{<identity>}:<name>:s
 -- ARGV[1]  rate: requests per window (also the capacity)
@@ -10,73 +12,9 @@
 --          left out when it is 1
 -- Reply    {allowed, reason, remaining, reset_after (µs), retry_after (µs)},
 --          as take_gcra.lua.
--- State    a hash, w = current window number, n = its count, p = the
---          previous window's count (integers), expiring when both windows
---          are past. A clock reading before the stored window is taken as
---          its start, and the durations are then measured from the reading:
---          longer by the lag. The take that opens a window writes every
---          field and the TTL; a later take of the same window, on a clock
---          that is not behind it, writes n alone: the window's end has not
---          moved.
+-- State    sliding_window.lua's.
 
 local key = KEYS[1]
 local max, floor, ceil = math.max, math.floor, math.ceil -- one lookup each
--- ARGV are converted by arithmetic (x + 0), once; tonumber converts twice
--- (clock.lua). The TTL is sent as a string: Redis formats a Lua number
--- with "%.17g", which costs more than string.format's "%d".
-local rate, period = ARGV[1] + 0, ARGV[2] + 0
+local rate, period = ARGV[1] + 0, ARGV[2] + 0 -- x + 0: take_gcra.lua
 local cost = tonumber(ARGV[3]) or 1
-local state = redis.call('HMGET', key, 'w', 'n', 'p')
-local stored_w, n = tonumber(state[1]), tonumber(state[2]) or 0
-local at = now -- the key's time: never back into an earlier window
-if stored_w then
-  at = max(now, stored_w * period)
-end
-local lag = at - now -- how far the clock is behind the stored window's start
-local w = floor(at / period)
-local e = at - w * period -- elapsed in the current window, µs
-local cur, prev = 0, 0
-if stored_w == w then
-  cur, prev = n, tonumber(state[3]) or 0
-elseif stored_w == w - 1 then
-  prev = n
-end
-local used_p = prev * (period - e) + cur * period -- the estimate, scaled by P
-local rate_p = rate * period
-if cost > rate or cost == 0 or used_p + cost * period > rate_p then
-  -- Nothing is charged: the reply describes the state before the take,
-  -- computed only here (an admitted take does not need it).
-  local before = max(0, floor((rate_p - used_p) / period))
-  local reset_before = 0
-  if cur > 0 then
-    reset_before = 2 * period - e + lag
-  elseif prev > 0 then
-    reset_before = period - e + lag
-  end
-  if cost > rate then
-    return {0, 2, before, reset_before, 0}
-  end
-  if cost == 0 then
-    return {1, 0, before, reset_before, 0}
-  end
-  -- The admission test is exact (no tolerance), so the wait is the exact
-  -- ceiling: a wait rounded down would be denied again (sliding_window.lua).
-  local retry
-  if cur + cost <= rate and prev > 0 then
-    retry = max(1, ceil(period - e - (rate - cur - cost) * period / prev))
-  else
-    retry = max(1, ceil((period - e) + period - (rate - cost) * period / cur))
-  end
-  return {0, 1, before, reset_before, retry + lag}
-end
-local charged = cur + cost
-local after = floor((rate_p - prev * (period - e) - charged * period) / period)
-local reset_after = 2 * period - e + lag
-if cur > 0 and lag == 0 then
-  -- The stored window goes on: its end, and the key's, have not moved.
-  redis.call('HSET', key, 'n', string.format('%d', charged))
-else
-  redis.call('HSET', key, 'w', string.format('%d', w), 'n', string.format('%d', charged), 'p', string.format('%d', prev))
-  redis.call('PEXPIRE', key, string.format('%d', max(1, ceil(reset_after / 1000))))
-end
-return {1, 0, max(0, after), reset_after, 0}
