@@ -41,10 +41,10 @@
 //     breaker, deny cache, observers (logs, metrics), shadow mode. It
 //     answers with a [Result]: allowed or not, and one [Decision] per
 //     limit.
-//   - A [Middleware] is the HTTP side, configured with [HTTPOption]s, the
-//     HTTP* functions: who the client is ([HTTPKeyFunc], the keyfunc
-//     package), its tier ([HTTPTierFunc], [HTTPTierKey]), the cost, the
-//     headers ([HTTPHeaders]: the IETF RateLimit fields by default), what
+//   - A [Middleware] is the HTTP side, configured with [Option]s, the
+//     HTTP* functions: who the client is ([WithKey], the keyfunc
+//     package), its tier ([WithTier], [WithTierKey]), the cost, the
+//     headers ([WithHeaders]: the IETF RateLimit fields by default), what
 //     a denial and an error look like.
 //
 // # Production behaviour

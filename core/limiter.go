@@ -5,10 +5,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
+	"github.com/ratelimitkit/ratelimit/internal/logsample"
 	"github.com/ratelimitkit/ratelimit/internal/secrethash"
 )
 
@@ -66,6 +65,7 @@ type Limiter struct {
 	now       clockFunc // the store's clock (Clocked), or time.Now
 	keyIdent  bool      // a TierKey the resolver knows is the Identity (WithTierKeyIdentity)
 	pending   pendingReleases
+	renewLog  *logsample.Sampler // failed renewals no RenewObserver hears
 
 	waitTimer  timerFunc                         // the sleeps of WaitTake; nil: time.NewTimer
 	waitJitter func(time.Duration) time.Duration // nil: uniform in [0, max]
@@ -90,7 +90,7 @@ type Request struct {
 	Cost int64
 	// Route is the route template the request matched ("/users/:id"), for
 	// observers (metrics labels). It is not part of any key: see
-	// [HTTPRouteScope] for per-route quotas.
+	// [WithRouteScope] for per-route quotas.
 	Route string
 }
 
@@ -129,6 +129,7 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 		store: store, head: c.prefix + ":{", plans: make(map[string]*plan, len(c.tiers)),
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
 		quiet: quiet, shadow: c.shadow, now: storeClock(store), keyIdent: c.keyIdent,
+		renewLog: logsample.New(nil),
 	}
 	_, l.local = store.(NonBlocking)
 	if err := l.addPlans(c); err != nil {
@@ -194,18 +195,6 @@ func (l *Limiter) checkLeaser() error {
 		}
 	}
 	return nil
-}
-
-// leasedLimit returns a tier with a Concurrency limit and the name of
-// that limit; ok is false when no tier has one. Tiers are visited in
-// name order, so the answer is the same on every call.
-func (l *Limiter) leasedLimit() (tier, limit string, ok bool) {
-	for _, name := range slices.Sorted(maps.Keys(l.plans)) {
-		if p := l.plans[name]; len(p.leased) > 0 {
-			return p.name, p.limits[p.leased[0]].Name, true
-		}
-	}
-	return "", "", false
 }
 
 // MustNewLimiter is like [NewLimiter] but panics on invalid configuration.
@@ -329,7 +318,7 @@ func (l *Limiter) answered(ctx context.Context, req *Request, p *plan, err error
 // the limiter adds (the tier, the policy field, shadow mode) and tells the
 // observers.
 func (l *Limiter) decided(ctx context.Context, req *Request, p *plan, tierErr error, res *Result) {
-	res.Tier, res.TierErr, res.fields = p.name, tierErr, p.fieldsOf(res)
+	res.Tier, res.TierErr = p.name, tierErr
 	if l.shadow && !res.Allowed && !res.Degraded {
 		res.Allowed, res.Shadowed = true, true
 	}

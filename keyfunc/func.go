@@ -21,14 +21,14 @@ type Func func(r *http.Request) (string, error)
 // ErrNoKey reports that a request carries no value for a [Func] to key by:
 // the header, token, context value or form field is missing, empty or too
 // long. Test for it with errors.Is; [FirstOf] moves on to its next Func when
-// it sees it. It has a ClientError method: core.ErrorStatus answers 400.
+// it sees it. It has a ClientError method: httplimit.ErrorStatus answers 400.
 var ErrNoKey error = clientError("ratelimit: keyfunc: no key in request")
 
 // ErrMalformed reports a request whose key cannot be read safely: a login
 // body over [MaxFormBytes], a field whose body and query values differ, a
 // JSON body with two members for one field. Unlike [ErrNoKey] it stops
 // [FirstOf]: falling back would let a client choose which value it is
-// counted under. It has a ClientError method: core.ErrorStatus answers 400.
+// counted under. It has a ClientError method: httplimit.ErrorStatus answers 400.
 var ErrMalformed error = clientError("ratelimit: keyfunc: malformed request")
 
 // A clientError is an error caused by the request itself.
@@ -37,7 +37,7 @@ type clientError string
 func (e clientError) Error() string { return string(e) }
 
 // ClientError marks e as caused by the request, not the server:
-// core.ErrorStatus answers 400 for any error that has a ClientError method
+// httplimit.ErrorStatus answers 400 for any error that has a ClientError method
 // returning true, so a client sending bad input cannot raise a server's
 // 5xx rate.
 func (e clientError) ClientError() bool { return true }

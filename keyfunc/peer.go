@@ -10,7 +10,7 @@ import (
 )
 
 // PeerIP keys by the address of the TCP peer, r.RemoteAddr, as the
-// middleware's default key ([core.RemoteAddrKey]) does, and cannot be
+// middleware's default key ([httplimit.RemoteAddrKey]) does, and cannot be
 // spoofed: safe whenever clients connect to this server directly. Behind
 // a proxy every client would share the proxy's address; use
 // [XForwardedFor], [Forwarded] or [TrustedHeader] there.

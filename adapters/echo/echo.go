@@ -1,7 +1,7 @@
 // Package ratelimitecho plugs a [core.Limiter] into echo.
 //
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [core.Middleware] and is configured with core's HTTPOptions; this
+// in [httplimit.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies echo's route template, c.Path(), and turns a denial
 // into an *echo.HTTPError.
 //
@@ -24,6 +24,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 )
 
 // New returns echo middleware that limits every request it sees with l:
@@ -37,26 +38,26 @@ import (
 //
 // Register it with Use, not Pre: the route template is c.Path()
 // ("/users/:id"), known once echo has routed; it is used with
-// core.HTTPRouteScope. echo's path parameters are copied into the
+// httplimit.WithRouteScope. echo's path parameters are copied into the
 // request's path values, so keyfunc.PathValue reads them as it does with
 // ServeMux and chi.
 //
 // As echo's own middlewares do, a denied request gets its rate-limit fields
 // and Retry-After, then New returns an *echo.HTTPError (429; 413 when the
 // cost can never fit; 503 when the limiter fails closed) for the app's
-// HTTPErrorHandler to render; a request that cannot be limited (its key
+// WithErrorHandler to render; a request that cannot be limited (its key
 // function failed) returns a 500 *echo.HTTPError whose Internal error holds
-// the cause. core.HTTPDenyHandler and core.HTTPErrorHandler, when given,
+// the cause. httplimit.WithDenyHandler and httplimit.WithErrorHandler, when given,
 // render those responses themselves instead, and New returns nil. After the
-// handler of an admitted request, core.Middleware.Finish gets the final
-// status (core.HTTPFinish, core.HTTPChargeIf): c.Response().Status, or for a returned error the
+// handler of an admitted request, httplimit.Middleware.Finish gets the final
+// status (httplimit.WithFinish, httplimit.WithChargeIf): c.Response().Status, or for a returned error the
 // status echo's default error handler gives it, also when the handler
-// panics, or core.HijackedStatus for a handler that hijacked the
+// panics, or httplimit.HijackedStatus for a handler that hijacked the
 // connection. The handler gets c.Request() with the request's
-// core.Outcome in its context (core.OutcomeFromContext). New panics if l is nil or an option is
+// httplimit.Outcome in its context (httplimit.OutcomeFromContext). New panics if l is nil or an option is
 // invalid: configuration errors show at start-up.
-func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
-	mw, err := core.NewMiddleware(l, opts...)
+func New(l *core.Limiter, opts ...httplimit.Option) echo.MiddlewareFunc {
+	mw, err := httplimit.New(l, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimitecho.New: %v", err))
 	}
@@ -67,7 +68,7 @@ func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 				r.SetPathValue(name, c.ParamValues()[i])
 			}
 			o := mw.Decide(w, r, c.Path())
-			c.SetRequest(o.Request(r)) // the Outcome, for core.OutcomeFromContext
+			c.SetRequest(o.Request(r)) // the Outcome, for httplimit.OutcomeFromContext
 			switch {
 			case o.Allowed() && mw.Finishes():
 				return serve(c, next, mw, o)
@@ -85,15 +86,15 @@ func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
 // serve runs next, then mw.Finish with the final status, also when next
 // panics (the panic goes on). A handler's error is rendered by echo after
 // every middleware has returned, so its status is the one echo's default
-// HTTPErrorHandler would write: an *echo.HTTPError's code, else 500.
-func serve(c echo.Context, next echo.HandlerFunc, mw *core.Middleware, o core.Outcome) error {
+// WithErrorHandler would write: an *echo.HTTPError's code, else 500.
+func serve(c echo.Context, next echo.HandlerFunc, mw *httplimit.Middleware, o httplimit.Outcome) error {
 	w, r := c.Response(), c.Request()
 	hw := &hijackWriter{ResponseWriter: w.Writer, res: w}
 	w.Writer = hw
 	returned := false
 	defer func() {
 		if !returned {
-			mw.Finish(w, r, o, hw.final(core.PanicStatus(w.Status, w.Committed)))
+			mw.Finish(w, r, o, hw.final(httplimit.PanicStatus(w.Status, w.Committed)))
 		}
 	}()
 	err := next(c)
@@ -103,7 +104,7 @@ func serve(c echo.Context, next echo.HandlerFunc, mw *core.Middleware, o core.Ou
 }
 
 // hijackWriter records the status of a hijack under echo's Response, which
-// does not: core.HijackedStatus of what echo had written before it.
+// does not: httplimit.HijackedStatus of what echo had written before it.
 type hijackWriter struct {
 	http.ResponseWriter
 	res      *echo.Response
@@ -111,7 +112,7 @@ type hijackWriter struct {
 }
 
 func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	status := core.HijackedStatus(w.res.Status, w.res.Committed)
+	status := httplimit.HijackedStatus(w.res.Status, w.res.Committed)
 	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err == nil {
 		w.hijacked = status

@@ -1,7 +1,7 @@
 // Package ratelimitgin plugs a [core.Limiter] into gin.
 //
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [core.Middleware] and is configured with core's HTTPOptions; this
+// in [httplimit.Middleware] and is configured with core's HTTPOptions; this
 // package only supplies gin's route template, c.FullPath(), and stops the
 // chain with c.Abort on a denial.
 //
@@ -22,6 +22,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 )
 
 // New returns gin middleware that limits every request it sees with l:
@@ -34,23 +35,23 @@ import (
 //	r.POST("/login", ratelimitgin.New(loginLimiter), login) // one route
 //
 // The route template is c.FullPath() ("/users/:id", empty for unmatched
-// requests), used with core.HTTPRouteScope. The default key is the TCP
-// peer address (core.RemoteAddrKey), independent of gin's ClientIP and its
+// requests), used with httplimit.WithRouteScope. The default key is the TCP
+// peer address (httplimit.RemoteAddrKey), independent of gin's ClientIP and its
 // trusted-proxy settings; use a keyfunc extractor behind a proxy. gin's
 // path parameters are copied into the request's path values, so
 // keyfunc.PathValue reads them as it does with ServeMux and chi.
 //
 // A denied request gets its rate-limit fields and the core deny handler's
 // response (by default a problem+json 429), and the chain is aborted. After
-// the handlers of an admitted request, core.Middleware.Finish gets
-// c.Writer.Status(), also when a handler panics (core.HTTPFinish, core.HTTPChargeIf),
-// or core.HijackedStatus for a handler that hijacked the connection. The
-// handlers get c.Request with the request's core.Outcome in its context
-// (core.OutcomeFromContext). New
+// the handlers of an admitted request, httplimit.Middleware.Finish gets
+// c.Writer.Status(), also when a handler panics (httplimit.WithFinish, httplimit.WithChargeIf),
+// or httplimit.HijackedStatus for a handler that hijacked the connection. The
+// handlers get c.Request with the request's httplimit.Outcome in its context
+// (httplimit.OutcomeFromContext). New
 // panics if l is nil or an option is invalid: configuration errors show at
 // start-up, as with core.MustNewLimiter.
-func New(l *core.Limiter, opts ...core.HTTPOption) gin.HandlerFunc {
-	mw, err := core.NewMiddleware(l, opts...)
+func New(l *core.Limiter, opts ...httplimit.Option) gin.HandlerFunc {
+	mw, err := httplimit.New(l, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimitgin.New: %v", err))
 	}
@@ -59,7 +60,7 @@ func New(l *core.Limiter, opts ...core.HTTPOption) gin.HandlerFunc {
 			c.Request.SetPathValue(p.Key, p.Value)
 		}
 		o := mw.Decide(c.Writer, c.Request, c.FullPath())
-		c.Request = o.Request(c.Request) // the Outcome, for core.OutcomeFromContext
+		c.Request = o.Request(c.Request) // the Outcome, for httplimit.OutcomeFromContext
 		switch {
 		case o.Allowed() && mw.Finishes():
 			next(c, mw, o)
@@ -75,14 +76,14 @@ func New(l *core.Limiter, opts ...core.HTTPOption) gin.HandlerFunc {
 
 // next runs the rest of the chain, then mw.Finish with the final status,
 // also when a handler panics (the panic goes on), or the one
-// core.HijackedStatus gives a handler that hijacked the connection.
-func next(c *gin.Context, mw *core.Middleware, o core.Outcome) {
+// httplimit.HijackedStatus gives a handler that hijacked the connection.
+func next(c *gin.Context, mw *httplimit.Middleware, o httplimit.Outcome) {
 	hw := &hijackWriter{ResponseWriter: c.Writer}
 	c.Writer = hw
 	returned := false
 	defer func() {
 		if !returned {
-			mw.Finish(c.Writer, c.Request, o, hw.final(core.PanicStatus(c.Writer.Status(), c.Writer.Written())))
+			mw.Finish(c.Writer, c.Request, o, hw.final(httplimit.PanicStatus(c.Writer.Status(), c.Writer.Written())))
 		}
 	}()
 	c.Next()
@@ -94,11 +95,11 @@ func next(c *gin.Context, mw *core.Middleware, o core.Outcome) {
 // hijacked connection as written with its default status, 200.
 type hijackWriter struct {
 	gin.ResponseWriter
-	hijacked int // the status core.HijackedStatus gave the hijack; 0: none
+	hijacked int // the status httplimit.HijackedStatus gave the hijack; 0: none
 }
 
 func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	status := core.HijackedStatus(w.Status(), w.Written())
+	status := httplimit.HijackedStatus(w.Status(), w.Written())
 	conn, rw, err := w.ResponseWriter.Hijack()
 	if err == nil {
 		w.hijacked = status

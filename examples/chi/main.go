@@ -41,6 +41,7 @@ import (
 
 	ratelimitchi "github.com/ratelimitkit/ratelimit/adapters/chi"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -128,7 +129,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	// every user out. Local: each node guards on its own, so with N nodes a
 	// guesser gets at most 5N tries a minute (WithFallback(fallback, N)
 	// keeps the fleet at 5, each node then allowing 5/N rounded up). Only
-	// failed logins count (core.HTTPChargeIf below): signing in costs
+	// failed logins count (httplimit.WithChargeIf below): signing in costs
 	// nothing; guesses sent at once may all pass the check, so the bound is
 	// 4 plus the guesses in flight together.
 	loginLimit := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
@@ -151,11 +152,11 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	r := chi.NewRouter()
 	r.Get("/healthz", healthz)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	r.With(ratelimitchi.New(api, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey))).
+	r.With(ratelimitchi.New(api, httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey))).
 		Get("/api/hello", hello)
-	r.With(ratelimitchi.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), core.HTTPChargeIf(core.FailedRequests))).Post("/login", signIn)
-	r.With(ratelimitchi.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source")))).Post("/webhooks/{source}", webhook)
-	r.With(ratelimitchi.New(exporter, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey))).Get("/api/export", exportHandler(export))
+	r.With(ratelimitchi.New(login, httplimit.WithKey(keyfunc.Composite(account, ip)), httplimit.WithChargeIf(httplimit.FailedRequests))).Post("/login", signIn)
+	r.With(ratelimitchi.New(hook, httplimit.WithKey(keyfunc.PathValue("source")))).Post("/webhooks/{source}", webhook)
+	r.With(ratelimitchi.New(exporter, httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey))).Get("/api/export", exportHandler(export))
 	return r, nil
 }
 
@@ -272,7 +273,7 @@ func knownKey(ctx context.Context, apiKey string) (string, error) {
 	return core.DefaultTierName, nil
 }
 
-// rawAPIKey is the lookup key of planOf (core.HTTPTierKey): the raw key,
+// rawAPIKey is the lookup key of planOf (httplimit.WithTierKey): the raw key,
 // which only the resolver sees; the identity stays hashed.
 func rawAPIKey(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }
 

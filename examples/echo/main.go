@@ -41,6 +41,7 @@ import (
 
 	ratelimitecho "github.com/ratelimitkit/ratelimit/adapters/echo"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -128,7 +129,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	// every user out. Local: each node guards on its own, so with N nodes a
 	// guesser gets at most 5N tries a minute (WithFallback(fallback, N)
 	// keeps the fleet at 5, each node then allowing 5/N rounded up). Only
-	// failed logins count (core.HTTPChargeIf below): signing in costs
+	// failed logins count (httplimit.WithChargeIf below): signing in costs
 	// nothing; guesses sent at once may all pass the check, so the bound is
 	// 4 plus the guesses in flight together.
 	loginLimit := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
@@ -151,11 +152,11 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	e := echo.New()
 	// The core problem+json body on denials, as the other frameworks send;
 	// without it echo's HTTPErrorHandler renders the 429.
-	deny := core.HTTPDenyHandler(core.DefaultDenyHandler)
+	deny := httplimit.WithDenyHandler(httplimit.DefaultDenyHandler)
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, echo.Map{"status": "ok"}) })
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	e.GET("/api/hello", func(c echo.Context) error { return c.JSON(http.StatusOK, echo.Map{"message": "hello"}) },
-		ratelimitecho.New(api, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey), deny))
+		ratelimitecho.New(api, httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey), deny))
 	e.POST("/login", func(c echo.Context) error {
 		var in struct{ Account, Password string } // the JSON body the limiter read first and put back
 		if err := json.NewDecoder(c.Request().Body).Decode(&in); err != nil {
@@ -165,16 +166,16 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 			return c.JSON(http.StatusOK, echo.Map{"message": "welcome"})
 		}
 		return c.JSON(http.StatusUnauthorized, echo.Map{"error": "wrong account or password"})
-	}, ratelimitecho.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), core.HTTPChargeIf(core.FailedRequests), deny))
+	}, ratelimitecho.New(login, httplimit.WithKey(keyfunc.Composite(account, ip)), httplimit.WithChargeIf(httplimit.FailedRequests), deny))
 	e.POST("/webhooks/:source", func(c echo.Context) error {
 		return c.JSON(http.StatusAccepted, echo.Map{"received_from": c.Param("source")})
-	}, ratelimitecho.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source")), deny))
+	}, ratelimitecho.New(hook, httplimit.WithKey(keyfunc.PathValue("source")), deny))
 	e.GET("/api/export", func(c echo.Context) error {
 		if err := export(c.Request().Context()); err != nil { // the client gave up
 			return c.JSON(http.StatusServiceUnavailable, echo.Map{"error": "export not finished"})
 		}
 		return c.JSON(http.StatusOK, echo.Map{"status": "exported"})
-	}, ratelimitecho.New(exporter, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey), deny))
+	}, ratelimitecho.New(exporter, httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey), deny))
 	return e, nil
 }
 
@@ -249,7 +250,7 @@ func knownKey(ctx context.Context, apiKey string) (string, error) {
 	return core.DefaultTierName, nil
 }
 
-// rawAPIKey is the lookup key of planOf (core.HTTPTierKey): the raw key,
+// rawAPIKey is the lookup key of planOf (httplimit.WithTierKey): the raw key,
 // which only the resolver sees; the identity stays hashed.
 func rawAPIKey(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }
 

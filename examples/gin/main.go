@@ -40,6 +40,7 @@ import (
 
 	ratelimitgin "github.com/ratelimitkit/ratelimit/adapters/gin"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -127,7 +128,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	// every user out. Local: each node guards on its own, so with N nodes a
 	// guesser gets at most 5N tries a minute (WithFallback(fallback, N)
 	// keeps the fleet at 5, each node then allowing 5/N rounded up). Only
-	// failed logins count (core.HTTPChargeIf below): signing in costs
+	// failed logins count (httplimit.WithChargeIf below): signing in costs
 	// nothing; guesses sent at once may all pass the check, so the bound is
 	// 4 plus the guesses in flight together.
 	loginLimit := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
@@ -151,9 +152,9 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	r := gin.New()
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
-	r.GET("/api/hello", ratelimitgin.New(api, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey)),
+	r.GET("/api/hello", ratelimitgin.New(api, httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey)),
 		func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"message": "hello"}) })
-	r.POST("/login", ratelimitgin.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), core.HTTPChargeIf(core.FailedRequests)), func(c *gin.Context) {
+	r.POST("/login", ratelimitgin.New(login, httplimit.WithKey(keyfunc.Composite(account, ip)), httplimit.WithChargeIf(httplimit.FailedRequests)), func(c *gin.Context) {
 		var in struct{ Account, Password string } // the JSON body the limiter read first and put back
 		if err := c.ShouldBindJSON(&in); err != nil {
 			c.JSON(http.StatusBadRequest, gin.H{"error": `want a JSON body {"account": ..., "password": ...}`})
@@ -165,9 +166,9 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 		}
 		c.JSON(http.StatusUnauthorized, gin.H{"error": "wrong account or password"})
 	})
-	r.POST("/webhooks/:source", ratelimitgin.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source"))),
+	r.POST("/webhooks/:source", ratelimitgin.New(hook, httplimit.WithKey(keyfunc.PathValue("source"))),
 		func(c *gin.Context) { c.JSON(http.StatusAccepted, gin.H{"received_from": c.Param("source")}) })
-	r.GET("/api/export", ratelimitgin.New(exporter, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey)), func(c *gin.Context) {
+	r.GET("/api/export", ratelimitgin.New(exporter, httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey)), func(c *gin.Context) {
 		if err := export(c.Request.Context()); err != nil { // the client gave up
 			c.JSON(http.StatusServiceUnavailable, gin.H{"error": "export not finished"})
 			return
@@ -248,7 +249,7 @@ func knownKey(ctx context.Context, apiKey string) (string, error) {
 	return core.DefaultTierName, nil
 }
 
-// rawAPIKey is the lookup key of planOf (core.HTTPTierKey): the raw key,
+// rawAPIKey is the lookup key of planOf (httplimit.WithTierKey): the raw key,
 // which only the resolver sees; the identity stays hashed.
 func rawAPIKey(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }
 

@@ -40,6 +40,7 @@ import (
 
 	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -127,7 +128,7 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	// every user out. Local: each node guards on its own, so with N nodes a
 	// guesser gets at most 5N tries a minute (WithFallback(fallback, N)
 	// keeps the fleet at 5, each node then allowing 5/N rounded up). Only
-	// failed logins count (core.HTTPChargeIf below): signing in costs
+	// failed logins count (httplimit.WithChargeIf below): signing in costs
 	// nothing; guesses sent at once may all pass the check, so the bound is
 	// 4 plus the guesses in flight together.
 	loginLimit := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
@@ -150,10 +151,10 @@ func newHandler(store core.Store, trusted []netip.Prefix, logger *slog.Logger, e
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	limitAPI := ratelimithttp.New(api, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey))
-	limitLogin := ratelimithttp.New(login, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), core.HTTPChargeIf(core.FailedRequests))
-	limitHook := ratelimithttp.New(hook, core.HTTPKeyFunc(keyfunc.PathValue("source")))
-	limitExport := ratelimithttp.New(exporter, core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey))
+	limitAPI := ratelimithttp.New(api, httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey))
+	limitLogin := ratelimithttp.New(login, httplimit.WithKey(keyfunc.Composite(account, ip)), httplimit.WithChargeIf(httplimit.FailedRequests))
+	limitHook := ratelimithttp.New(hook, httplimit.WithKey(keyfunc.PathValue("source")))
+	limitExport := ratelimithttp.New(exporter, httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey))
 	mux.Handle("GET /api/hello", limitAPI(http.HandlerFunc(hello)))
 	mux.Handle("POST /login", limitLogin(http.HandlerFunc(signIn)))
 	mux.Handle("POST /webhooks/{source}", limitHook(http.HandlerFunc(webhook)))
@@ -274,7 +275,7 @@ func knownKey(ctx context.Context, apiKey string) (string, error) {
 	return core.DefaultTierName, nil
 }
 
-// rawAPIKey is the lookup key of planOf (core.HTTPTierKey): the raw key,
+// rawAPIKey is the lookup key of planOf (httplimit.WithTierKey): the raw key,
 // which only the resolver sees; the identity stays hashed.
 func rawAPIKey(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }
 

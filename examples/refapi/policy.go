@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
@@ -61,7 +62,7 @@ func Tiers() []core.Tier {
 // options each is mounted with.
 type Policy struct {
 	API, Login, Webhook, Export                             *core.Limiter
-	APIOptions, LoginOptions, WebhookOptions, ExportOptions []core.HTTPOption
+	APIOptions, LoginOptions, WebhookOptions, ExportOptions []httplimit.Option
 }
 
 // Config says how the reference API identifies clients.
@@ -82,17 +83,17 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 		return nil, err
 	}
 	p := &Policy{
-		APIOptions: []core.HTTPOption{
-			core.HTTPKeyFunc(ip),        // no key, or an unknown one: the address (core.WithTierKeyIdentity)
-			core.HTTPTierKey(rawAPIKey), // the resolver looks the raw key up; the identity stays hashed
+		APIOptions: []httplimit.Option{
+			httplimit.WithKey(ip),            // no key, or an unknown one: the address (core.WithTierKeyIdentity)
+			httplimit.WithTierKey(rawAPIKey), // the resolver looks the raw key up; the identity stays hashed
 		},
-		LoginOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.Composite(account, ip)),
-			core.HTTPChargeIf(core.FailedRequests)}, // only a 401 (or any failure) counts
-		WebhookOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.PathValue("source"))},
+		LoginOptions: []httplimit.Option{httplimit.WithKey(keyfunc.Composite(account, ip)),
+			httplimit.WithChargeIf(httplimit.FailedRequests)}, // only a 401 (or any failure) counts
+		WebhookOptions: []httplimit.Option{httplimit.WithKey(keyfunc.PathValue("source"))},
 		// The client of an export is the client of the API: a known key, so
 		// that users behind one NAT each have their own places, else the IP;
 		// an invented key counts as none, so it mints no places.
-		ExportOptions: []core.HTTPOption{core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey)},
+		ExportOptions: []httplimit.Option{httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey)},
 	}
 	// Distinct prefixes: the four limiters never count against each other.
 	if p.API, err = core.NewLimiter(store, core.WithPrefix("rl:api"), core.WithTiers(Tiers()...),
@@ -142,5 +143,5 @@ func knownKey(_ context.Context, apiKey string) (string, error) {
 	return core.DefaultTierName, nil
 }
 
-// rawAPIKey is PlanOf's lookup key (core.HTTPTierKey): the raw X-API-Key.
+// rawAPIKey is PlanOf's lookup key (httplimit.WithTierKey): the raw X-API-Key.
 func rawAPIKey(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }

@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
@@ -19,7 +20,7 @@ func ExampleSetHeaders() {
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
 	h := http.Header{}
-	core.SetHeaders(h, res, core.HeadersIETF|core.HeadersLegacy|core.HeadersXRateLimit, now)
+	httplimit.SetHeaders(h, res, httplimit.HeadersIETF|httplimit.HeadersLegacy|httplimit.HeadersXRateLimit, now)
 
 	for _, name := range []string{"RateLimit-Policy", "RateLimit", "RateLimit-Limit", "RateLimit-Remaining",
 		"RateLimit-Reset", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
@@ -47,7 +48,7 @@ func ExampleMiddleware_Handler() {
 	if err != nil {
 		panic(err)
 	}
-	mw, err := core.NewMiddleware(limiter)
+	mw, err := httplimit.New(limiter)
 	if err != nil {
 		panic(err)
 	}
@@ -83,12 +84,12 @@ func ExampleOutcomeFromContext() {
 	if err != nil {
 		panic(err)
 	}
-	mw, err := core.NewMiddleware(limiter)
+	mw, err := httplimit.New(limiter)
 	if err != nil {
 		panic(err)
 	}
 	export := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o, ok := core.OutcomeFromContext(r.Context())
+		o, ok := httplimit.OutcomeFromContext(r.Context())
 		if !ok {
 			fmt.Fprintln(w, "not limited")
 			return

@@ -1,19 +1,20 @@
-package core
+package httplimit
 
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/ratelimitkit/ratelimit/core"
 )
 
 // OutcomeFromContext returns the [Outcome] of the request whose context is
 // ctx, as the innermost [Middleware] that admitted it decided it: its
-// Result (tier, decisions, [Result.Lease]) for the handler. ok is false
+// Result (tier, decisions, [core.Result.Lease]) for the handler. ok is false
 // when no middleware admitted the request (none on its path, or it was
-// skipped, [HTTPSkip]). Every adapter hands its handlers the request
+// skipped, [WithSkip]). Every adapter hands its handlers the request
 // carrying it (gin's c.Request, echo's c.Request(), the *http.Request of
 // net/http and chi).
 //
@@ -32,7 +33,7 @@ type outcomeKey struct{}
 
 // decidedBy finds the admission of a context made by limiter l: a
 // pointer-shaped key, so that asking costs no allocation.
-type decidedBy struct{ l *Limiter }
+type decidedBy struct{ l *core.Limiter }
 
 // An admission is the context of a request a [Middleware] admitted, in one
 // allocation: the request's own context, the Result of its Outcome (for
@@ -42,8 +43,8 @@ type decidedBy struct{ l *Limiter }
 // its renewal too.
 type admission struct {
 	context.Context
-	limiter *Limiter
-	res     Result
+	limiter *core.Limiter
+	res     core.Result
 	renewal *renewal // nil unless the Result holds a lease
 }
 
@@ -54,7 +55,6 @@ type renewal struct {
 	timer   *time.Timer
 	every   time.Duration // a third of the shortest lease TTL
 	stopped bool
-	log     *logSampler // the middleware's
 }
 
 // Value answers the keys of the admission and asks the request's context
@@ -77,7 +77,7 @@ func (m *Middleware) admit(r *http.Request, o *Outcome) {
 	a := &admission{Context: r.Context(), limiter: m.limiter, res: o.Result}
 	o.admission = a
 	if ls := o.Result.Lease; ls != nil {
-		rn := &renewal{every: shortestTTL(ls) / 3, log: m.errLog}
+		rn := &renewal{every: ls.TTL() / 3}
 		a.renewal = rn
 		rn.mu.Lock()
 		defer rn.mu.Unlock()
@@ -94,19 +94,12 @@ func (a *admission) request(r *http.Request) *http.Request {
 	return r.WithContext(a)
 }
 
-// shortestTTL returns the shortest lease TTL among the limits of ls.
-func shortestTTL(ls *Lease) time.Duration {
-	ttl := ls.limits[0].Period
-	for _, l := range ls.limits[1:] {
-		ttl = min(ttl, l.Period)
-	}
-	return ttl
-}
-
 // renew renews the lease of the admission, on its timer, then schedules
 // the next renewal, until stop; a lease lost is not renewed again. A
 // renewal runs under the request's context without its cancellation (the
-// client hanging up does not end the handler) and the limiter's timeout.
+// client hanging up does not end the handler) and the limiter's timeout;
+// [core.Limiter.Renew] reports it to the limiter's [core.RenewObserver]s
+// (nothing when the lease was released meanwhile).
 func (a *admission) renew(rn *renewal) {
 	ctx := context.WithoutCancel(a)
 	err := a.limiter.Renew(ctx, a.res)
@@ -115,8 +108,7 @@ func (a *admission) renew(rn *renewal) {
 	if rn.stopped { // released meanwhile: whatever the renewal said is moot
 		return
 	}
-	a.limiter.renewed(ctx, a.res, err, rn.log)
-	if !errors.Is(err, ErrLeaseLost) {
+	if !errors.Is(err, core.ErrLeaseLost) {
 		rn.timer.Reset(rn.every)
 	}
 }
@@ -132,34 +124,4 @@ func (a *admission) stop() {
 	defer rn.mu.Unlock()
 	rn.stopped = true
 	rn.timer.Stop()
-}
-
-// A RenewObserver is an [Observer] that also hears about every renewal of a
-// lease the [Middleware] makes while a handler runs: err is nil when the
-// store pushed the lease's expiry, [ErrLeaseLost] (wrapped) when the lease
-// had expired already (the request runs on without a place, and is not
-// renewed again), else why the store could not be asked (it is tried
-// again at the next renewal). Like Decided, Renewed runs off the request
-// path but must be fast and must not block.
-type RenewObserver interface {
-	Observer
-	// Renewed is called once per renewal, whatever its outcome.
-	Renewed(ctx context.Context, res Result, err error)
-}
-
-// renewed tells the observers about a renewal of the lease of res, and
-// logs a failed one on the middleware's sampled log when no observer
-// hears it.
-func (l *Limiter) renewed(ctx context.Context, res Result, err error, log *logSampler) {
-	heard := false
-	for _, o := range l.observers {
-		if ro, ok := o.(RenewObserver); ok {
-			ro.Renewed(ctx, res, err)
-			heard = true
-		}
-	}
-	if err != nil && !heard {
-		log.emit(ctx, slog.LevelWarn, "ratelimit: lease not renewed",
-			slog.String("tier", res.Tier), slog.String("error", truncated(errorText(err))))
-	}
 }

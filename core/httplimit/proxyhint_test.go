@@ -1,4 +1,4 @@
-package core
+package httplimit
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/internal/logtest"
 	"github.com/ratelimitkit/ratelimit/internal/proxyhint"
 )
@@ -21,7 +22,7 @@ import (
 func TestMiddlewareWarnsWhenRequestsLookProxied(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    []HTTPOption
+		opts    []Option
 		request func(i int) *http.Request
 		warning string // "" means no warning at all
 	}{
@@ -39,7 +40,7 @@ func TestMiddlewareWarnsWhenRequestsLookProxied(t *testing.T) {
 		{"many private peers (an intranet)", nil, func(i int) *http.Request {
 			return clientRequest(fmt.Sprintf("10.0.%d.%d:4000", i/200, i%200))
 		}, ""},
-		{"own key function", []HTTPOption{HTTPKeyFunc(RemoteAddrKey)}, func(i int) *http.Request {
+		{"own key function", []Option{WithKey(RemoteAddrKey)}, func(i int) *http.Request {
 			r := clientRequest("10.0.0.1:4000")
 			r.Header.Set("X-Forwarded-For", "198.51.100.7")
 			return r
@@ -48,7 +49,7 @@ func TestMiddlewareWarnsWhenRequestsLookProxied(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			buf := logtest.CaptureDefault(t, slog.LevelDebug)
-			m, err := NewMiddleware(MustNewLimiter(&recordingStore{}, WithLimits(PerSecond(1))), tt.opts...)
+			m, err := New(core.MustNewLimiter(&recordingStore{}, core.WithLimits(core.PerSecond(1))), tt.opts...)
 			require.NoError(t, err)
 			for i := range 2 * proxyhint.Sample {
 				m.Decide(httptest.NewRecorder(), tt.request(i), "/")

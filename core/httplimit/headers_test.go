@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/internal/sftest"
 )
@@ -53,22 +54,22 @@ func TestSetHeaders(t *testing.T) {
 	tests := []struct {
 		name    string
 		res     core.Result
-		formats core.HeaderFormat
+		formats httplimit.HeaderFormat
 		want    http.Header
 	}{
-		{"allowed, ietf: policy per limit, binding limit", allowed, core.HeadersIETF, http.Header{
+		{"allowed, ietf: policy per limit, binding limit", allowed, httplimit.HeadersIETF, http.Header{
 			"Ratelimit-Policy": {`"per-second";q=10;w=1, "daily";q=1000;w=86400`},
 			"Ratelimit":        {`"per-second";r=99;t=1`},
 		}},
-		{"allowed, legacy: capacity, delta reset", allowed, core.HeadersLegacy, http.Header{
+		{"allowed, legacy: capacity, delta reset", allowed, httplimit.HeadersLegacy, http.Header{
 			"Ratelimit-Limit": {"100"}, "Ratelimit-Remaining": {"99"}, "Ratelimit-Reset": {"1"},
 		}},
-		{"allowed, x-ratelimit: epoch reset rounded up", allowed, core.HeadersXRateLimit, http.Header{
+		{"allowed, x-ratelimit: epoch reset rounded up", allowed, httplimit.HeadersXRateLimit, http.Header{
 			"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {"99"}, "X-Ratelimit-Reset": {"1735787046"},
 		}},
-		{"allowed, off", allowed, core.HeadersOff, http.Header{}},
+		{"allowed, off", allowed, httplimit.HeadersOff, http.Header{}},
 		{"exhausted, all: reset is the retry delay, Retry-After rounded up", exhausted,
-			core.HeadersIETF | core.HeadersLegacy | core.HeadersXRateLimit, http.Header{
+			httplimit.HeadersIETF | httplimit.HeadersLegacy | httplimit.HeadersXRateLimit, http.Header{
 				"Ratelimit-Policy":      {`"per-second";q=10;w=1, "daily";q=1000;w=86400`},
 				"Ratelimit":             {`"per-second";r=0;t=2`},
 				"Ratelimit-Limit":       {"100"},
@@ -79,52 +80,52 @@ func TestSetHeaders(t *testing.T) {
 				"X-Ratelimit-Reset":     {"1735787047"},
 				"Retry-After":           {"2"},
 			}},
-		{"exhausted, off: Retry-After still sent", exhausted, core.HeadersOff, http.Header{"Retry-After": {"2"}}},
-		{"retry under a second: at least 1", subSecondRetry, core.HeadersIETF, http.Header{
+		{"exhausted, off: Retry-After still sent", exhausted, httplimit.HeadersOff, http.Header{"Retry-After": {"2"}}},
+		{"retry under a second: at least 1", subSecondRetry, httplimit.HeadersIETF, http.Header{
 			"Ratelimit-Policy": {`"per-second";q=10;w=1`},
 			"Ratelimit":        {`"per-second";r=0;t=1`},
 			"Retry-After":      {"1"},
 		}},
-		{"cost too high: no Retry-After, t until the next request is back", tooCostly, core.HeadersIETF | core.HeadersLegacy, http.Header{
+		{"cost too high: no Retry-After, t until the next request is back", tooCostly, httplimit.HeadersIETF | httplimit.HeadersLegacy, http.Header{
 			"Ratelimit-Policy":    {`"per-second";q=10;w=1`},
 			"Ratelimit":           {`"per-second";r=40;t=1`},
 			"Ratelimit-Limit":     {"100"},
 			"Ratelimit-Remaining": {"40"},
 			"Ratelimit-Reset":     {"6"}, // legacy: until the quota is full again
 		}},
-		{"degraded, failing open: policy only", failOpen, core.HeadersIETF | core.HeadersLegacy | core.HeadersXRateLimit, http.Header{
+		{"degraded, failing open: policy only", failOpen, httplimit.HeadersIETF | httplimit.HeadersLegacy | httplimit.HeadersXRateLimit, http.Header{
 			"Ratelimit-Policy": {`"per-second";q=10;w=1`},
 		}},
-		{"degraded, failing closed: policy and Retry-After", failClosed, core.HeadersIETF, http.Header{
+		{"degraded, failing closed: policy and Retry-After", failClosed, httplimit.HeadersIETF, http.Header{
 			"Ratelimit-Policy": {`"per-second";q=10;w=1`},
 			"Retry-After":      {"1"},
 		}},
-		{"shadowed: state as the limits see it, no Retry-After", shadowed, core.HeadersIETF, http.Header{
+		{"shadowed: state as the limits see it, no Retry-After", shadowed, httplimit.HeadersIETF, http.Header{
 			"Ratelimit-Policy": {`"per-second";q=10;w=1, "daily";q=1000;w=86400`},
 			"Ratelimit":        {`"per-second";r=0;t=2`},
 		}},
-		{"concurrency, admitted: t is the estimate of a place freed, not the lease TTL", oneInFlight, core.HeadersIETF | core.HeadersLegacy, http.Header{
+		{"concurrency, admitted: t is the estimate of a place freed, not the lease TTL", oneInFlight, httplimit.HeadersIETF | httplimit.HeadersLegacy, http.Header{
 			"Ratelimit-Policy":    {`"2-in-flight";q=2;qu="concurrency"`},
 			"Ratelimit":           {`"2-in-flight";r=1;t=1`},
 			"Ratelimit-Limit":     {"2"},
 			"Ratelimit-Remaining": {"1"},
 			"Ratelimit-Reset":     {"30"}, // legacy: until the newest lease expires
 		}},
-		{"concurrency, nothing in flight: t=0", noneInFlight, core.HeadersIETF, http.Header{
+		{"concurrency, nothing in flight: t=0", noneInFlight, httplimit.HeadersIETF, http.Header{
 			"Ratelimit-Policy": {`"2-in-flight";q=2;qu="concurrency"`},
 			"Ratelimit":        {`"2-in-flight";r=2;t=0`},
 		}},
-		{"concurrency, denied: t and Retry-After the estimate, at least 1", allInFlight, core.HeadersIETF, http.Header{
+		{"concurrency, denied: t and Retry-After the estimate, at least 1", allInFlight, httplimit.HeadersIETF, http.Header{
 			"Ratelimit-Policy": {`"2-in-flight";q=2;qu="concurrency"`},
 			"Ratelimit":        {`"2-in-flight";r=0;t=1`},
 			"Retry-After":      {"1"},
 		}},
-		{"no decisions: nothing", core.Result{}, core.HeadersIETF, http.Header{}},
+		{"no decisions: nothing", core.Result{}, httplimit.HeadersIETF, http.Header{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := http.Header{}
-			core.SetHeaders(h, tt.res, tt.formats, headerNow)
+			httplimit.SetHeaders(h, tt.res, tt.formats, headerNow)
 			assert.Equal(t, tt.want, h)
 		})
 	}
@@ -134,7 +135,7 @@ func TestSetHeadersReplacesValues(t *testing.T) {
 	h := http.Header{"Ratelimit": {"stale"}, "Retry-After": {"99"}}
 	res := core.NewResult(core.Decision{Limit: perSecond, Reason: core.Exhausted, RetryAfter: time.Second})
 
-	core.SetHeaders(h, res, core.HeadersIETF, headerNow)
+	httplimit.SetHeaders(h, res, httplimit.HeadersIETF, headerNow)
 
 	assert.Equal(t, []string{`"per-second";r=0;t=1`}, h.Values("RateLimit"))
 	assert.Equal(t, []string{"1"}, h.Values("Retry-After"))
@@ -150,7 +151,7 @@ func TestSetHeadersParse(t *testing.T) {
 		core.Decision{Limit: halfSecond, Allowed: true, Remaining: 4, ResetAfter: 100 * time.Millisecond},
 	)
 	h := http.Header{}
-	core.SetHeaders(h, res, core.HeadersIETF, headerNow)
+	httplimit.SetHeaders(h, res, httplimit.HeadersIETF, headerNow)
 
 	policy, err := sftest.ParseList(h.Values("RateLimit-Policy")...)
 	require.NoError(t, err)
@@ -180,13 +181,13 @@ func assertItem(t *testing.T, it sftest.Item, name string, params map[string]int
 
 func TestHeaderFormatString(t *testing.T) {
 	tests := []struct {
-		f    core.HeaderFormat
+		f    httplimit.HeaderFormat
 		want string
 	}{
-		{core.HeadersOff, "off"},
-		{core.HeadersIETF, "ietf"},
-		{core.HeadersIETF | core.HeadersXRateLimit, "ietf|x-ratelimit"},
-		{core.HeadersLegacy | 0x80, "legacy|HeaderFormat(128)"},
+		{httplimit.HeadersOff, "off"},
+		{httplimit.HeadersIETF, "ietf"},
+		{httplimit.HeadersIETF | httplimit.HeadersXRateLimit, "ietf|x-ratelimit"},
+		{httplimit.HeadersLegacy | 0x80, "legacy|HeaderFormat(128)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -219,11 +220,11 @@ func TestSetHeadersSyntax(t *testing.T) {
 			core.Decision{Limit: window, Reason: core.Exhausted, ResetAfter: time.Second, RetryAfter: 500 * time.Millisecond},
 		)),
 	}
-	all := core.HeadersIETF | core.HeadersLegacy | core.HeadersXRateLimit
+	all := httplimit.HeadersIETF | httplimit.HeadersLegacy | httplimit.HeadersXRateLimit
 	for name, res := range results {
 		t.Run(name, func(t *testing.T) {
 			h := http.Header{}
-			core.SetHeaders(h, res, all, headerNow)
+			httplimit.SetHeaders(h, res, all, headerNow)
 
 			policy, err := sftest.ParseList(h.Values("RateLimit-Policy")...)
 			require.NoError(t, err)
@@ -336,7 +337,7 @@ func TestRateLimitTMeansMoreQuota(t *testing.T) {
 					continue
 				}
 				h := http.Header{}
-				core.SetHeaders(h, core.NewResult(ds...), core.HeadersIETF|core.HeadersLegacy, now)
+				httplimit.SetHeaders(h, core.NewResult(ds...), httplimit.HeadersIETF|httplimit.HeadersLegacy, now)
 				items, err := sftest.ParseList(h.Values("RateLimit")...)
 				require.NoError(t, err)
 				tp, ok := items[0].Param("t")

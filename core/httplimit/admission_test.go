@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
@@ -49,11 +50,11 @@ func TestMiddlewareReportsALostLeaseOnce(t *testing.T) {
 	const ttl = 30 * time.Millisecond // a renewal every 10 ms of real time
 	l, err := core.NewLimiter(store, core.WithObserver(obs), core.WithLimits(core.Concurrent(1).WithLeaseTTL(ttl)))
 	require.NoError(t, err)
-	m, err := core.NewMiddleware(l)
+	m, err := httplimit.New(l)
 	require.NoError(t, err)
-	started, release := make(chan core.Outcome), make(chan struct{})
+	started, release := make(chan httplimit.Outcome), make(chan struct{})
 	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o, _ := core.OutcomeFromContext(r.Context())
+		o, _ := httplimit.OutcomeFromContext(r.Context())
 		started <- o
 		<-release
 	}), func(*http.Request) string { return "" })
@@ -92,7 +93,7 @@ func TestMiddlewareRenewalsRaceReleasesCleanly(t *testing.T) {
 	const perClient = 3
 	l, err := core.NewLimiter(store, core.WithObserver(obs), core.WithLimits(core.Concurrent(perClient).WithLeaseTTL(3*time.Millisecond)))
 	require.NoError(t, err)
-	m, err := core.NewMiddleware(l)
+	m, err := httplimit.New(l)
 	require.NoError(t, err)
 	clients := []string{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"}
 	var running [4]atomic.Int64

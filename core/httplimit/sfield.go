@@ -1,14 +1,21 @@
-package core
+package httplimit
 
 import (
 	"strconv"
 	"time"
 	"unsafe"
+
+	"github.com/ratelimitkit/ratelimit/core"
 )
 
 // This file writes the RFC 9651 structured fields of
 // draft-ietf-httpapi-ratelimit-headers-11: lists of items whose bare item is
 // an sf-string (the policy name) and whose parameters are sf-integers.
+
+// maxNameLen is the longest name of a valid [core.Limit] (see
+// [core.Limit.Validate]); a longer one, only in a hand-made Result, is
+// formatted into a buffer of its own.
+const maxNameLen = 32
 
 // maxSFInteger is the largest sf-integer (RFC 9651, section 3.3.1: at most
 // 15 digits).
@@ -21,7 +28,7 @@ const maxSFInteger = 999_999_999_999_999
 // concurrency limit is "name";q=<n>;qu="concurrency": the draft's quota
 // unit for requests in flight (its quota-unit registry, since the -09
 // text), and no window (its Period is the lease TTL, not a window).
-func formatPolicy(ds []Decision) string {
+func formatPolicy(ds []core.Decision) string {
 	b := make([]byte, 0, 32*len(ds))
 	for i, d := range ds {
 		if i > 0 {
@@ -29,7 +36,7 @@ func formatPolicy(ds []Decision) string {
 		}
 		b = appendSFString(b, d.Limit.EffectiveName())
 		b = appendSFParam(b, "q", d.Limit.Rate)
-		if d.Limit.Algorithm == Concurrency {
+		if d.Limit.Algorithm == core.Concurrency {
 			b = append(b, `;qu="concurrency"`...)
 			continue
 		}
@@ -44,12 +51,12 @@ func formatPolicy(ds []Decision) string {
 
 // appendRateLimitStart appends the part of a RateLimit value that depends
 // only on the limit: `"name";r=`.
-func appendRateLimitStart(b []byte, l Limit) []byte {
+func appendRateLimitStart(b []byte, l core.Limit) []byte {
 	return append(appendSFString(b, l.EffectiveName()), ";r="...)
 }
 
 // appendRateLimitEnd appends the rest: <Remaining>;t=<reset>.
-func appendRateLimitEnd(b []byte, d Decision, reset time.Duration) []byte {
+func appendRateLimitEnd(b []byte, d core.Decision, reset time.Duration) []byte {
 	b = appendSFInteger(b, d.Remaining)
 	return appendSFParam(b, "t", ceilSeconds(reset))
 }
@@ -67,7 +74,7 @@ type rateLimitField struct {
 // setRateLimit sets the RateLimit field of h to the value of d. start is
 // the value's start for d's limit ([appendRateLimitStart]), formatted
 // beforehand, or "" to format it here.
-func setRateLimit(h map[string][]string, start string, d Decision, reset time.Duration) {
+func setRateLimit(h map[string][]string, start string, d core.Decision, reset time.Duration) {
 	f := new(rateLimitField)
 	b := f.buf[:0]
 	if start != "" {

@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
@@ -37,7 +38,7 @@ func TestCalendarHeadersCountToTheRealBoundary(t *testing.T) {
 	require.False(t, res.Allowed)
 	assert.Equal(t, 30*time.Minute, res.Binding().RetryAfter)
 	h := make(http.Header)
-	core.SetHeaders(h, res, core.HeadersIETF|core.HeadersLegacy|core.HeadersXRateLimit, now)
+	httplimit.SetHeaders(h, res, httplimit.HeadersIETF|httplimit.HeadersLegacy|httplimit.HeadersXRateLimit, now)
 	assert.Equal(t, `"2-per-day-Europe.Madrid";q=2;w=86400`, h.Get("RateLimit-Policy"))
 	assert.Equal(t, `"2-per-day-Europe.Madrid";r=0;t=1800`, h.Get("RateLimit"))
 	assert.Equal(t, "1800", h.Get("Retry-After"))

@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 )
 
 // peekInFlight is what a peek reports in flight for client under the
@@ -22,13 +23,13 @@ func peekInFlight(t *testing.T, l *core.Limiter, client string, i int) int64 {
 }
 
 // The middleware gives a request's lease back after its handler, when the
-// handler returns and when it panics, before a user's HTTPFinish runs; a
+// handler returns and when it panics, before a user's WithFinish runs; a
 // denied request holds none.
 func TestMiddlewareReleasesTheLeaseAfterTheHandler(t *testing.T) {
 	const client = "192.0.2.1"
 	l := newTestLimiter(t, core.WithLimits(core.PerMinute(100), core.Concurrent(1)))
 	var during, finished []int64
-	m, err := core.NewMiddleware(l, core.HTTPFinish(func(*http.Request, core.Outcome, int) {
+	m, err := httplimit.New(l, httplimit.WithFinish(func(*http.Request, httplimit.Outcome, int) {
 		finished = append(finished, peekInFlight(t, l, client, 1))
 	}))
 	require.NoError(t, err)
@@ -55,11 +56,11 @@ func TestMiddlewareReleasesTheLeaseAfterTheHandler(t *testing.T) {
 	assert.PanicsWithValue(t, "boom", func() { serve(panicking) })
 	assert.Equal(t, http.StatusOK, serve(inner), "the panicking request gave its place back")
 	assert.Equal(t, []int64{1}, during, "the lease is held while the handler runs")
-	assert.Equal(t, []int64{0, 0, 0}, finished, "released before HTTPFinish: after the return, the panic and the last request")
+	assert.Equal(t, []int64{0, 0, 0}, finished, "released before WithFinish: after the return, the panic and the last request")
 	assert.Equal(t, int64(0), peekInFlight(t, l, client, 1))
 }
 
-// HTTPChargeIf checks a request without taking it: with a concurrency
+// WithChargeIf checks a request without taking it: with a concurrency
 // limit nothing would count the request in flight, so the two are an error
 // at construction, naming both.
 func TestChargeIfAndAConcurrencyLimitContradict(t *testing.T) {
@@ -67,9 +68,9 @@ func TestChargeIfAndAConcurrencyLimitContradict(t *testing.T) {
 		core.Tier{Name: "free", Limits: []core.Limit{core.PerMinute(5)}},
 		core.Tier{Name: "pro", Limits: []core.Limit{core.PerMinute(50), core.Concurrent(4).WithName("running")}},
 	), core.WithDefaultTier("free"))
-	_, err := core.NewMiddleware(l, core.HTTPChargeIf(core.FailedRequests))
+	_, err := httplimit.New(l, httplimit.WithChargeIf(httplimit.FailedRequests))
 	require.Error(t, err)
-	for _, want := range []string{"HTTPChargeIf", `Concurrency limit "running"`, `tier "pro"`, "contradict"} {
+	for _, want := range []string{"WithChargeIf", `Concurrency limit "running"`, `tier "pro"`, "contradict"} {
 		assert.Contains(t, err.Error(), want)
 	}
 }

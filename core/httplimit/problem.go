@@ -1,4 +1,4 @@
-package core
+package httplimit
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/logsample"
 )
 
 // Problem types of draft-ietf-httpapi-ratelimit-headers-11, section 5.
@@ -48,17 +51,17 @@ type Problem struct {
 //
 //   - 503 Service Unavailable when res is degraded and its decisions were
 //     made up (the store failed and the limiter fails closed); a denial by
-//     the fallback store of [FailLocal] is a real one and gets 429;
+//     the fallback store of [core.FailLocal] is a real one and gets 429;
 //   - 413 Content Too Large when the binding limit denied with
-//     [CostTooHigh]: the request costs more than the limit can ever grant,
+//     [core.CostTooHigh]: the request costs more than the limit can ever grant,
 //     so it is refused for good and carries no Retry-After (a 429 would
 //     invite a retry that can never succeed);
 //   - 429 Too Many Requests otherwise.
-func DenyStatus(res Result) int {
+func DenyStatus(res core.Result) int {
 	switch {
 	case unknownQuota(&res):
 		return http.StatusServiceUnavailable
-	case res.Binding().Reason == CostTooHigh:
+	case res.Binding().Reason == core.CostTooHigh:
 		return http.StatusRequestEntityTooLarge
 	}
 	return http.StatusTooManyRequests
@@ -67,7 +70,7 @@ func DenyStatus(res Result) int {
 // ProblemFor returns the problem details of the denied request res: the
 // draft's quota-exceeded type for 429 and 413, temporary-reduced-capacity
 // for 503 (see [DenyStatus]).
-func ProblemFor(res Result) Problem {
+func ProblemFor(res core.Result) Problem {
 	status := DenyStatus(res)
 	b := res.Binding()
 	retry, _ := retryAfter(&res, b)
@@ -101,14 +104,14 @@ func (p Problem) Write(w http.ResponseWriter) {
 }
 
 // DefaultDenyHandler is the [DenyHandler] of a [Middleware] without
-// [HTTPDenyHandler]: it writes [ProblemFor](res). The rate-limit fields and
+// [WithDenyHandler]: it writes [ProblemFor](res). The rate-limit fields and
 // Retry-After are already set when it runs.
-func DefaultDenyHandler(w http.ResponseWriter, _ *http.Request, res Result) {
+func DefaultDenyHandler(w http.ResponseWriter, _ *http.Request, res core.Result) {
 	ProblemFor(res).Write(w)
 }
 
 // DefaultErrorHandler is the [ErrorHandler] of a [Middleware] without
-// [HTTPErrorHandler], modelled on httputil.ReverseProxy's: it answers with
+// [WithErrorHandler], modelled on httputil.ReverseProxy's: it answers with
 // [ErrorStatus](err) and an about:blank problem that holds no error text,
 // and logs err with the request's method and path (both cut to 256 bytes:
 // they are the client's) on slog's default logger, at level Error (Info for
@@ -116,14 +119,14 @@ func DefaultDenyHandler(w http.ResponseWriter, _ *http.Request, res Result) {
 // once, then 10 per second, the rest counted in "suppressed"), so no client
 // can flood the log; called directly, every call logs.
 func DefaultErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	logRequestError(newLogSampler(nil), r, err)
+	logRequestError(logsample.New(nil), r, err)
 	writeRequestError(w, err)
 }
 
 // logRequestError logs err, an error of a request that could not be
 // limited, through s: at Error for a server-side failure, Info for a
 // client's bad input, Debug for a client that went away.
-func logRequestError(s *logSampler, r *http.Request, err error) {
+func logRequestError(s *logsample.Sampler, r *http.Request, err error) {
 	level := slog.LevelError
 	switch ErrorStatus(err) {
 	case http.StatusBadRequest:
@@ -131,9 +134,9 @@ func logRequestError(s *logSampler, r *http.Request, err error) {
 	case StatusClientClosedRequest:
 		level = slog.LevelDebug
 	}
-	s.emit(r.Context(), level, "ratelimit: request not limited",
-		slog.String("method", truncated(r.Method)), slog.String("path", truncated(r.URL.Path)),
-		slog.String("error", truncated(errorText(err))))
+	s.Emit(r.Context(), level, "ratelimit: request not limited",
+		slog.String("method", logsample.Truncated(r.Method)), slog.String("path", logsample.Truncated(r.URL.Path)),
+		slog.String("error", logsample.ErrorText(err)))
 }
 
 func writeRequestError(w http.ResponseWriter, err error) {
@@ -180,7 +183,7 @@ func ErrorStatus(err error) int {
 }
 
 // violated returns the names of the limits that denied res.
-func violated(res Result) []string {
+func violated(res core.Result) []string {
 	var names []string
 	for i := range res.Len() {
 		if d := res.Decision(i); !d.Allowed {

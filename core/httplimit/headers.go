@@ -1,10 +1,12 @@
-package core
+package httplimit
 
 import (
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/ratelimitkit/ratelimit/core"
 )
 
 // HeaderFormat selects the rate-limit response fields a [Middleware]
@@ -86,25 +88,26 @@ func (f HeaderFormat) String() string {
 // when res denies a request that waiting will admit, Retry-After. now is
 // the time of the response, used only for the epoch X-RateLimit-Reset.
 //
-// The fields describe the binding decision ([Result.Binding]), except
+// The fields describe the binding decision ([core.Result.Binding]), except
 // RateLimit-Policy, which lists every limit of the tier. When res is
 // degraded the store's state is unknown, so only RateLimit-Policy (the
 // configured policy) and Retry-After are written. Existing values of these
 // fields are replaced; a Result without decisions sets nothing.
-func SetHeaders(h http.Header, res Result, f HeaderFormat, now time.Time) {
-	setHeaders(h, &res, f, now)
+func SetHeaders(h http.Header, res core.Result, f HeaderFormat, now time.Time) {
+	setHeaders(h, &res, nil, f, now)
 }
 
-// setHeaders is [SetHeaders], without copying res.
-func setHeaders(h http.Header, res *Result, f HeaderFormat, now time.Time) {
+// setHeaders is [SetHeaders], without copying res, with the parts of its
+// fields that hf holds already formatted (nil: format them all).
+func setHeaders(h http.Header, res *core.Result, hf *headerFields, f HeaderFormat, now time.Time) {
 	if res.Len() == 0 {
 		return
 	}
 	if f&HeadersIETF != 0 {
-		setPolicy(h, res)
+		setPolicy(h, res, hf)
 	}
-	i := res.bindingIndex()
-	b := res.decision(i)
+	i := res.BindingIndex()
+	b := res.Decision(i)
 	if retry, ok := retryAfter(res, b); ok {
 		h.Set(HeaderRetryAfter, strconv.FormatInt(retry, 10)) // canonical already
 	}
@@ -113,7 +116,7 @@ func setHeaders(h http.Header, res *Result, f HeaderFormat, now time.Time) {
 	}
 	reset := resetDelay(b)
 	if f&HeadersIETF != 0 {
-		setRateLimit(h, res.fields.rateLimitStart(i), b, moreQuotaDelay(b))
+		setRateLimit(h, hf.rateLimitStart(i), b, moreQuotaDelay(b))
 	}
 	if f&HeadersLegacy != 0 {
 		h.Set(canonRateLimitLimit, strconv.FormatInt(b.Limit.Capacity(), 10))
@@ -127,18 +130,43 @@ func setHeaders(h http.Header, res *Result, f HeaderFormat, now time.Time) {
 	}
 }
 
+// tierFields holds, per tier of a [core.Limiter], the parts of its
+// rate-limit fields that depend only on its limits: formatted once, when
+// a [Middleware] is built, and shared by every response of the tier.
+type tierFields map[string]*headerFields
+
+// newTierFields formats the fields of every tier of l.
+func newTierFields(l *core.Limiter) tierFields {
+	f := make(tierFields)
+	for _, name := range l.Tiers() {
+		limits, _ := l.Tier(name)
+		f[name] = newHeaderFields(limits)
+	}
+	return f
+}
+
+// set sets the rate-limit fields of res in h, as [SetHeaders] does, with
+// its tier's parts formatted already. A Result of the fallback store
+// ([core.FailLocal]: its limits are shares of the tier's) is formatted in
+// full.
+func (f tierFields) set(h http.Header, res *core.Result, formats HeaderFormat, now time.Time) {
+	hf := f[res.Tier]
+	if res.Fallback || hf == nil || len(hf.starts) != res.Len() {
+		hf = nil
+	}
+	setHeaders(h, res, hf, formats, now)
+}
+
 // headerFields are the parts of the rate-limit fields of a tier that
-// depend only on its limits, formatted once when a [Limiter] is built and
-// shared by every Result of the tier (and so by every response): a
-// Result that has none, from [NewResult], gets them formatted per call.
+// depend only on its limits ([tierFields]).
 type headerFields struct {
 	policy []string // the RateLimit-Policy field, a value slice of length and capacity 1
 	starts []string // per limit, the start of its RateLimit value: `"name";r=`
 }
 
 // newHeaderFields formats the header fields of limits.
-func newHeaderFields(limits []Limit) *headerFields {
-	ds := make([]Decision, len(limits))
+func newHeaderFields(limits []core.Limit) *headerFields {
+	ds := make([]core.Decision, len(limits))
 	f := &headerFields{starts: make([]string, len(limits))}
 	for i, l := range limits {
 		ds[i].Limit = l
@@ -157,12 +185,12 @@ func (f *headerFields) rateLimitStart(i int) string {
 	return f.starts[i]
 }
 
-// setPolicy sets RateLimit-Policy. A Result of a [Limiter] carries its
-// tier's value, formatted once when the limiter was built; the slice is
-// shared by every response, with no room to append into.
-func setPolicy(h http.Header, res *Result) {
-	if res.fields != nil {
-		h[canonRateLimitPolicy] = res.fields.policy
+// setPolicy sets RateLimit-Policy: hf's value, formatted once per tier (a
+// slice shared by every response, with no room to append into), or, when
+// hf is nil, res's formatted here.
+func setPolicy(h http.Header, res *core.Result, hf *headerFields) {
+	if hf != nil {
+		h[canonRateLimitPolicy] = hf.policy
 		return
 	}
 	h.Set(canonRateLimitPolicy, formatPolicy(res.Decisions()))
@@ -171,8 +199,8 @@ func setPolicy(h http.Header, res *Result) {
 // retryAfter returns the Retry-After seconds of a denial that waiting
 // cures: the binding RetryAfter rounded up, at least 1. A request admitted,
 // or denied because its cost exceeds a limit's capacity, has none.
-func retryAfter(res *Result, b Decision) (int64, bool) {
-	if res.Allowed || (!unknownQuota(res) && b.Reason == CostTooHigh) {
+func retryAfter(res *core.Result, b core.Decision) (int64, bool) {
+	if res.Allowed || (!unknownQuota(res) && b.Reason == core.CostTooHigh) {
 		return 0, false
 	}
 	return max(1, ceilSeconds(b.RetryAfter)), true
@@ -183,8 +211,8 @@ func retryAfter(res *Result, b Decision) (int64, bool) {
 // waiting cures, the wait until a request passes (so it agrees with
 // Retry-After, as the draft asks); otherwise the time until the limit is
 // back to its full quota.
-func resetDelay(d Decision) time.Duration {
-	if !d.Allowed && d.Reason == Exhausted {
+func resetDelay(d core.Decision) time.Duration {
+	if !d.Allowed && d.Reason == core.Exhausted {
 		return max(time.Second, d.RetryAfter)
 	}
 	return d.ResetAfter
@@ -201,19 +229,19 @@ func resetDelay(d Decision) time.Duration {
 // as old requests leave the window, which their decisions do not say; for
 // them t stays ResetAfter, later than the truth, which the draft allows
 // ("the server MAY arbitrarily alter the reset parameter value"). A
-// [Concurrency] limit frees a place when any request in flight ends, which
+// [core.Concurrency] limit frees a place when any request in flight ends, which
 // is usually long before its lease expires (ResetAfter): its t is the
-// estimate its denials give as RetryAfter, at most [ConcurrencyRetryAfter]
+// estimate its denials give as RetryAfter, at most [core.ConcurrencyRetryAfter]
 // (0 when nothing is in flight: the quota is full).
-func moreQuotaDelay(d Decision) time.Duration {
-	if !d.Allowed && d.Reason == Exhausted {
+func moreQuotaDelay(d core.Decision) time.Duration {
+	if !d.Allowed && d.Reason == core.Exhausted {
 		return max(time.Second, d.RetryAfter)
 	}
-	if d.Limit.Algorithm.leased() {
-		return min(d.ResetAfter, ConcurrencyRetryAfter)
+	if d.Limit.Algorithm == core.Concurrency {
+		return min(d.ResetAfter, core.ConcurrencyRetryAfter)
 	}
 	missing := d.Limit.Capacity() - d.Remaining - 1
-	if missing < 0 || (d.Limit.Algorithm != GCRA && d.Limit.Algorithm != TokenBucket) {
+	if missing < 0 || (d.Limit.Algorithm != core.GCRA && d.Limit.Algorithm != core.TokenBucket) {
 		return d.ResetAfter
 	}
 	// float64: missing × Period may exceed an int64 of nanoseconds; the
@@ -241,6 +269,6 @@ func epochCeil(t time.Time) int64 {
 
 // unknownQuota reports whether res says nothing true about the quota: a
 // degraded result the failure mode made up (not one of the fallback store).
-func unknownQuota(res *Result) bool {
+func unknownQuota(res *core.Result) bool {
 	return res.Degraded && !res.Fallback
 }

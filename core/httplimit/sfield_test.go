@@ -1,4 +1,4 @@
-package core
+package httplimit
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/internal/sftest"
 )
 
@@ -56,11 +57,11 @@ func FuzzSFFields(f *testing.F) {
 	f.Add(`a "quoted" \name\`, int64(1), int64(time.Hour), int64(-1), int64(-1))
 	f.Add("\x00\xff\"\\", int64(1<<62), int64(1<<62), int64(1<<62), int64(1<<62))
 	f.Fuzz(func(t *testing.T, name string, rate, period, remaining, reset int64) {
-		d := Decision{Limit: Limit{Name: name, Rate: rate, Period: time.Duration(period)}, Remaining: remaining}
+		d := core.Decision{Limit: core.Limit{Name: name, Rate: rate, Period: time.Duration(period)}, Remaining: remaining}
 		h := http.Header{}
 		setRateLimit(h, "", d, time.Duration(reset)) // its own buffer, or a string when the name is too long for it
 		require.Equal(t, []string{formatRateLimit(d, time.Duration(reset))}, h.Values(HeaderRateLimit))
-		for _, field := range []string{formatPolicy([]Decision{d, d}), formatRateLimit(d, time.Duration(reset))} {
+		for _, field := range []string{formatPolicy([]core.Decision{d, d}), formatRateLimit(d, time.Duration(reset))} {
 			items, err := sftest.ParseList(field)
 			require.NoError(t, err, "field %q", field)
 			for _, it := range items {
@@ -88,6 +89,6 @@ func printableASCII(s string) bool {
 
 // formatRateLimit returns the RateLimit value of the decision d with more
 // quota reset away, from the two parts setRateLimit writes.
-func formatRateLimit(d Decision, reset time.Duration) string {
+func formatRateLimit(d core.Decision, reset time.Duration) string {
 	return string(appendRateLimitEnd(appendRateLimitStart(nil, d.Limit), d, reset))
 }

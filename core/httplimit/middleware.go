@@ -1,4 +1,4 @@
-package core
+package httplimit
 
 import (
 	"errors"
@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/logsample"
 	"github.com/ratelimitkit/ratelimit/internal/proxyhint"
 )
 
-// A KeyFunc returns the identity of the client that sent r ([Request]'s
+// A KeyFunc returns the identity of the client that sent r ([core.Request]'s
 // Identity). An error stops the request: the [Middleware] hands it to its
 // [ErrorHandler]. An empty identity is valid: every request that gets it
 // shares one quota. The rich extractors of the keyfunc package (proxy-aware
@@ -17,10 +19,10 @@ import (
 // keyfunc.Func values pass without conversion.
 type KeyFunc = func(r *http.Request) (string, error)
 
-// A CostFunc returns how much quota r uses ([Request]'s Cost). A cost of 0
+// A CostFunc returns how much quota r uses ([core.Request]'s Cost). A cost of 0
 // is a free request, not a peek: it is admitted only when a request of
-// cost 1 would be, and charges nothing (see [HTTPCostFunc]). A negative
-// cost is the request's fault: it is refused with 400 ([ErrInvalidCost]).
+// cost 1 would be, and charges nothing (see [WithCostFunc]). A negative
+// cost is the request's fault: it is refused with 400 ([core.ErrInvalidCost]).
 type CostFunc = func(r *http.Request) int64
 
 // A SkipFunc reports whether r bypasses the limiter (an allow-list: health
@@ -28,29 +30,29 @@ type CostFunc = func(r *http.Request) int64
 type SkipFunc = func(r *http.Request) bool
 
 // A TierFunc returns the tier of r, typically from its API key's plan
-// ([Request]'s Tier). Empty means: ask the limiter's [TierResolver], or
+// ([core.Request]'s Tier). Empty means: ask the limiter's [core.TierResolver], or
 // apply the default tier.
 type TierFunc = func(r *http.Request) string
 
 // A DenyHandler writes the response to a request the limiter denied. The
 // rate-limit fields and Retry-After are already set; [DenyStatus] tells
 // which status fits.
-type DenyHandler = func(w http.ResponseWriter, r *http.Request, res Result)
+type DenyHandler = func(w http.ResponseWriter, r *http.Request, res core.Result)
 
 // An ErrorHandler writes the response to a request that could not be
 // limited: its key or cost function failed. It must not send err's text to
 // the client.
 type ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error)
 
-// A Middleware is the HTTP side of a [Limiter], shared by every framework
+// A Middleware is the HTTP side of a [core.Limiter], shared by every framework
 // adapter: it picks the identity, tier and cost of a request, takes the
 // limiter, sets the rate-limit fields and renders denials and errors. An
 // adapter only supplies the route template and turns an [Outcome] into
 // "continue" or "stop" (see [Middleware.Decide] and [Middleware.Deny]) and,
 // after the handler, calls [Middleware.Finish] with the response's status.
-// When a tier has a [Concurrency] limit, an admitted request holds a lease
+// When a tier has a [core.Concurrency] limit, an admitted request holds a lease
 // while its handler runs: the middleware renews it every third of its
-// lease TTL ([Limiter.Renew], on a timer, no goroutine waiting per
+// lease TTL ([core.Limiter.Renew], on a timer, no goroutine waiting per
 // request), so a request that runs longer than the TTL keeps its place,
 // and Finish stops the renewals and gives the lease back when the handler
 // returns or panics. A renewal that fails is reported to the limiter's
@@ -67,11 +69,11 @@ type ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error)
 // timeout (http.TimeoutHandler, echo's middleware.Timeout), never between
 // such a wrapper and the work: the wrapper returns while the work goes
 // on, and a middleware outside it would release the work's lease then
-// (see [Concurrent]).
+// (see [core.Concurrent]).
 //
-// A Middleware is safe for concurrent use. Make one with [NewMiddleware].
+// A Middleware is safe for concurrent use. Make one with [New].
 type Middleware struct {
-	limiter     *Limiter
+	limiter     *core.Limiter
 	key         KeyFunc
 	cost        CostFunc
 	skip        SkipFunc
@@ -80,36 +82,38 @@ type Middleware struct {
 	deny        DenyHandler
 	onError     ErrorHandler
 	tierKey     KeyFunc
-	finish      FinishFunc      // the HTTPFinish func, or nil
-	chargeIf    ChargeFunc      // HTTPChargeIf's: charge after the handler; nil: before
-	after       []FinishFunc    // the work after the handler, in order (orderFinish); nil: none
-	customDeny  bool            // deny set by HTTPDenyHandler
-	customError bool            // onError set by HTTPErrorHandler
-	peek        bool            // HTTPCost(0): every request is a peek
-	leased      bool            // a tier has a Concurrency limit
-	costBy      string          // the cost option given, during construction
-	given       map[string]bool // the single-valued options given, during construction
-	errLog      *logSampler
-	hint        *proxyhint.Hint // nil unless keyed by RemoteAddrKey, the default
+	finish      FinishFunc         // the WithFinish func, or nil
+	chargeIf    ChargeFunc         // WithChargeIf's: charge after the handler; nil: before
+	after       []FinishFunc       // the work after the handler, in order (orderFinish); nil: none
+	customDeny  bool               // deny set by WithDenyHandler
+	customError bool               // onError set by WithErrorHandler
+	peek        bool               // WithCost(0): every request is a peek
+	leased      bool               // a tier has a Concurrency limit
+	costBy      string             // the cost option given, during construction
+	given       map[string]bool    // the single-valued options given, during construction
+	errLog      *logsample.Sampler // the default error handler's and the charge's
+	hint        *proxyhint.Hint    // nil unless keyed by RemoteAddrKey, the default
 	formats     HeaderFormat
-	now         clockFunc // the limiter's: its store's clock, or time.Now
+	fields      tierFields       // the fields of every tier, formatted once
+	now         func() time.Time // the limiter's: its store's clock, or time.Now
 }
 
-// NewMiddleware returns a Middleware over l configured by opts. Without
+// New returns a Middleware over l configured by opts. Without
 // options it keys by peer address ([RemoteAddrKey]), charges 1 per request,
 // applies the tier the limiter picks, counts all routes of a client
 // together, writes the [HeadersIETF] fields and renders denials with
 // [DefaultDenyHandler] and errors with [DefaultErrorHandler]. An invalid
 // option is an error naming it; so is an option given twice, or two that
-// contradict each other ([HTTPCost] and [HTTPCostFunc]; [HTTPChargeIf]
-// and HTTPCost(0), or a [Concurrency] limit).
-func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
+// contradict each other ([WithCost] and [WithCostFunc]; [WithChargeIf]
+// and WithCost(0), or a [core.Concurrency] limit).
+func New(l *core.Limiter, opts ...Option) (*Middleware, error) {
 	if l == nil {
 		return nil, errors.New("ratelimit: middleware: limiter must not be nil")
 	}
 	m := &Middleware{limiter: l, key: RemoteAddrKey, deny: DefaultDenyHandler,
-		errLog: newLogSampler(nil), formats: HeadersIETF, now: l.now}
+		errLog: logsample.New(nil), formats: HeadersIETF, now: l.Now}
 	m.onError = m.defaultError
+	m.fields = newTierFields(l)
 	m.hint = newProxyHint()
 	m.given = map[string]bool{}
 	for _, opt := range opts {
@@ -121,8 +125,8 @@ func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 		return nil, err
 	}
 	m.orderFinish()
-	m.peek = m.given["HTTPCost(0)"]
-	_, _, m.leased = l.leasedLimit()
+	m.peek = m.given["WithCost(0)"]
+	_, _, m.leased = l.ConcurrencyLimit()
 	m.given, m.costBy = nil, ""
 	return m, nil
 }
@@ -131,16 +135,16 @@ func NewMiddleware(l *Limiter, opts ...HTTPOption) (*Middleware, error) {
 type Outcome struct {
 	// Result is the limiter's answer; zero when the request was skipped or
 	// failed.
-	Result Result
+	Result core.Result
 	// Err is set when the request could not be limited (its key or cost
 	// function failed); it is for the [ErrorHandler], never for the client.
 	Err error
 	// Skipped is set when a [SkipFunc] let the request bypass the limiter.
 	Skipped bool
 
-	charge    Request    // what to charge after the handler ([HTTPChargeIf]); Cost 0: nothing
-	admission *admission // the context of an admitted request; nil otherwise
-	again     bool       // admitted before by the same limiter: nothing to finish
+	charge    core.Request // what to charge after the handler ([WithChargeIf]); Cost 0: nothing
+	admission *admission   // the context of an admitted request; nil otherwise
+	again     bool         // admitted before by the same limiter: nothing to finish
 }
 
 // Request returns r, the request o was decided for, as its handler must
@@ -179,7 +183,7 @@ func (o Outcome) Status() int {
 //
 // route must be the template the framework matched, never the raw path,
 // which lets a client mint a fresh quota per URL; it is used only with
-// [HTTPRouteScope].
+// [WithRouteScope].
 //
 // A request that a middleware of the same limiter admitted before (its
 // context says so) is Allowed again, with the first Outcome's Result, and
@@ -212,9 +216,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string
 		return
 	}
 	if m.routeScope {
-		id = Identity(route, id)
+		id = core.Identity(route, id)
 	}
-	req := Request{Identity: id, Cost: 1, Route: route}
+	req := core.Request{Identity: id, Cost: 1, Route: route}
 	if m.tier != nil {
 		req.Tier = m.tier(r)
 	}
@@ -224,7 +228,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string
 			return
 		}
 		if req.TierKey == "" {
-			req.Tier = m.limiter.def.name // no key, no plan to look up
+			req.Tier = m.limiter.DefaultTier() // no key, no plan to look up
 		}
 	}
 	free := false
@@ -236,11 +240,11 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string
 	}
 	switch {
 	case free:
-		_, err = m.check(r.Context(), req, &o.Result) // never charged after the handler
+		o.Result, _, err = m.limiter.Check(r.Context(), req) // never charged after the handler
 	case m.chargeIf == nil:
-		err = m.limiter.takeInto(r.Context(), &req, &o.Result)
+		o.Result, err = m.limiter.Take(r.Context(), req)
 	default:
-		o.charge, err = m.check(r.Context(), req, &o.Result) // what to charge after the handler
+		o.Result, o.charge, err = m.limiter.Check(r.Context(), req) // what to charge after the handler
 	}
 	if err != nil {
 		*o = Outcome{Err: err}
@@ -253,7 +257,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string
 	if m.formats&HeadersXRateLimit != 0 {
 		now = m.now()
 	}
-	setHeaders(w.Header(), &o.Result, m.formats, now)
+	m.fields.set(w.Header(), &o.Result, m.formats, now)
 }
 
 // Deny writes the response to a request Decide did not allow: the
@@ -273,7 +277,7 @@ func (m *Middleware) defaultError(w http.ResponseWriter, r *http.Request, err er
 }
 
 // Custom reports whether [Middleware.Deny] would write o with a handler
-// the user gave ([HTTPErrorHandler] for an error, [HTTPDenyHandler] for a
+// the user gave ([WithErrorHandler] for an error, [WithDenyHandler] for a
 // denial) rather than a default one. An adapter whose framework renders
 // its own errors uses it to leave the defaults to the framework.
 func (m *Middleware) Custom(o Outcome) bool {

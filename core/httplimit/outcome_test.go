@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/internal/logtest"
@@ -105,11 +106,11 @@ func serveLogin(h http.Handler, client, password string) *httptest.ResponseRecor
 	return w
 }
 
-func guard(t *testing.T, store core.Store, lopts []core.Option, opts ...core.HTTPOption) (http.Handler, *loginHandler, *core.Limiter) {
+func guard(t *testing.T, store core.Store, lopts []core.Option, opts ...httplimit.Option) (http.Handler, *loginHandler, *core.Limiter) {
 	t.Helper()
 	l, err := core.NewLimiter(store, append([]core.Option{core.WithLimits(loginLimit)}, lopts...)...)
 	require.NoError(t, err)
-	m, err := core.NewMiddleware(l, opts...)
+	m, err := httplimit.New(l, opts...)
 	require.NoError(t, err)
 	login := &loginHandler{}
 	return m.Handler(login, func(*http.Request) string { return "/login" }), login, l
@@ -122,7 +123,7 @@ func remaining(t *testing.T, l *core.Limiter, client string) int64 {
 	return res.Binding().Remaining
 }
 
-// A login guard with HTTPChargeIf(FailedRequests): successful logins are
+// A login guard with WithChargeIf(FailedRequests): successful logins are
 // never counted, 5 failed ones are, and the 6th attempt is denied before
 // the handler runs, with the denial of any other request. The rate-limit
 // fields of an admitted response come from the check: the quota before
@@ -131,7 +132,7 @@ func TestChargeIfFailedRequestsCountsOnlyFailures(t *testing.T) {
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			store, lopts := st.new(t)
-			h, login, l := guard(t, store, lopts, core.HTTPChargeIf(core.FailedRequests))
+			h, login, l := guard(t, store, lopts, httplimit.WithChargeIf(httplimit.FailedRequests))
 			const alice = "192.0.2.1"
 
 			for i := range 3 {
@@ -160,7 +161,7 @@ func TestChargeIfFailedRequestsCountsOnlyFailures(t *testing.T) {
 }
 
 func TestChargeIfSuccessfulRequestsCountsOnlySuccesses(t *testing.T) {
-	h, _, l := guard(t, memStore(t), nil, core.HTTPChargeIf(core.SuccessfulRequests))
+	h, _, l := guard(t, memStore(t), nil, httplimit.WithChargeIf(httplimit.SuccessfulRequests))
 	for range 7 {
 		require.Equal(t, http.StatusUnauthorized, serveLogin(h, "192.0.2.1", "guess").Code)
 	}
@@ -176,7 +177,7 @@ func TestChargeIfSuccessfulRequestsCountsOnlySuccesses(t *testing.T) {
 // passes.
 func TestChargeIfChecksThatTheCostFits(t *testing.T) {
 	l := newTestLimiter(t, core.WithLimits(loginLimit))
-	m, err := core.NewMiddleware(l, core.HTTPChargeIf(core.FailedRequests), core.HTTPCostFunc(func(r *http.Request) int64 {
+	m, err := httplimit.New(l, httplimit.WithChargeIf(httplimit.FailedRequests), httplimit.WithCostFunc(func(r *http.Request) int64 {
 		if r.Header.Get("X-Cost") == "1" {
 			return 1
 		}
@@ -199,7 +200,7 @@ func TestChargeIfChecksThatTheCostFits(t *testing.T) {
 	assert.Equal(t, int64(0), remaining(t, l, "192.0.2.1"))
 }
 
-// The bound of HTTPChargeIf, proven: K requests of one client held in the
+// The bound of WithChargeIf, proven: K requests of one client held in the
 // handler together all pass the check with one request left; all fail and
 // are charged after; the store counts the limit and no more (the first
 // charge fits, the others are denied and write nothing), L-1+K attempts
@@ -213,7 +214,7 @@ func TestChargeIfOvershootIsBoundedByRequestsInFlight(t *testing.T) {
 			counted := &ledger{Store: store}
 			l, err := core.NewLimiter(counted, append([]core.Option{core.WithLimits(loginLimit)}, lopts...)...)
 			require.NoError(t, err)
-			m, err := core.NewMiddleware(l, core.HTTPChargeIf(core.FailedRequests))
+			m, err := httplimit.New(l, httplimit.WithChargeIf(httplimit.FailedRequests))
 			require.NoError(t, err)
 
 			var entered [clients]atomic.Int64
@@ -281,7 +282,7 @@ func clientIndex(r *http.Request) int {
 func TestChargeIfAndTheDenyCache(t *testing.T) {
 	newGuard := func(t *testing.T) (http.Handler, *ledger) {
 		counted := &ledger{Store: memStore(t)}
-		h, _, _ := guard(t, counted, nil, core.HTTPChargeIf(core.FailedRequests))
+		h, _, _ := guard(t, counted, nil, httplimit.WithChargeIf(httplimit.FailedRequests))
 		return h, counted
 	}
 	t.Run("an admitted charge that empties the quota", func(t *testing.T) {
@@ -301,7 +302,7 @@ func TestChargeIfAndTheDenyCache(t *testing.T) {
 		counted := &ledger{Store: memStore(t)}
 		l, err := core.NewLimiter(counted, core.WithLimits(loginLimit))
 		require.NoError(t, err)
-		m, err := core.NewMiddleware(l, core.HTTPChargeIf(core.FailedRequests))
+		m, err := httplimit.New(l, httplimit.WithChargeIf(httplimit.FailedRequests))
 		require.NoError(t, err)
 		var started, release sync.WaitGroup
 		hold := atomic.Bool{}
@@ -341,7 +342,7 @@ func TestChargeIfAndTheDenyCache(t *testing.T) {
 // context.WithoutCancel of the request's context.
 func TestChargeIfChargesWhenTheClientHasGone(t *testing.T) {
 	l := newTestLimiter(t, core.WithLimits(loginLimit))
-	m, err := core.NewMiddleware(l, core.HTTPChargeIf(core.FailedRequests))
+	m, err := httplimit.New(l, httplimit.WithChargeIf(httplimit.FailedRequests))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -384,7 +385,7 @@ func TestChargeIfLogsAFailedCharge(t *testing.T) {
 			buf := logtest.CaptureDefault(t, slog.LevelInfo)
 			l, err := core.NewLimiter(failingCharges{Store: memStore(t), err: tt.err}, core.WithLimits(loginLimit), core.WithoutBreaker())
 			require.NoError(t, err)
-			m, err := core.NewMiddleware(l, core.HTTPChargeIf(core.FailedRequests))
+			m, err := httplimit.New(l, httplimit.WithChargeIf(httplimit.FailedRequests))
 			require.NoError(t, err)
 			h := m.Handler(&loginHandler{}, func(*http.Request) string { return "" })
 
@@ -398,25 +399,25 @@ func TestChargeIfLogsAFailedCharge(t *testing.T) {
 	}
 }
 
-// The charge composes with HTTPFinish: it runs first, whatever the order
-// of the options, so the HTTPFinish func sees the request charged; and it
+// The charge composes with WithFinish: it runs first, whatever the order
+// of the options, so the WithFinish func sees the request charged; and it
 // runs for a handler that panics (500 is a failure), before the panic
 // goes on.
 func TestChargeIfRunsBeforeHTTPFinish(t *testing.T) {
-	for _, order := range []string{"HTTPChargeIf first", "HTTPFinish first"} {
+	for _, order := range []string{"WithChargeIf first", "WithFinish first"} {
 		t.Run(order, func(t *testing.T) {
 			l := newTestLimiter(t, core.WithLimits(loginLimit))
 			var seen []int64
-			opts := []core.HTTPOption{
-				core.HTTPChargeIf(core.FailedRequests),
-				core.HTTPFinish(func(r *http.Request, _ core.Outcome, _ int) {
+			opts := []httplimit.Option{
+				httplimit.WithChargeIf(httplimit.FailedRequests),
+				httplimit.WithFinish(func(r *http.Request, _ httplimit.Outcome, _ int) {
 					seen = append(seen, remaining(t, l, "192.0.2.1"))
 				}),
 			}
-			if order == "HTTPFinish first" {
+			if order == "WithFinish first" {
 				opts[0], opts[1] = opts[1], opts[0]
 			}
-			m, err := core.NewMiddleware(l, opts...)
+			m, err := httplimit.New(l, opts...)
 			require.NoError(t, err)
 			h := m.Handler(&loginHandler{}, func(*http.Request) string { return "" })
 			serveLogin(h, "192.0.2.1", "guess")
@@ -427,11 +428,11 @@ func TestChargeIfRunsBeforeHTTPFinish(t *testing.T) {
 			assert.Equal(t, []int64{4, 4, 3}, seen, "failure charged, success not, panic charged")
 		})
 	}
-	t.Run("Finishes with HTTPChargeIf alone", func(t *testing.T) {
-		m, err := core.NewMiddleware(newTestLimiter(t, core.WithLimits(loginLimit)), core.HTTPChargeIf(core.FailedRequests))
+	t.Run("Finishes with WithChargeIf alone", func(t *testing.T) {
+		m, err := httplimit.New(newTestLimiter(t, core.WithLimits(loginLimit)), httplimit.WithChargeIf(httplimit.FailedRequests))
 		require.NoError(t, err)
 		assert.True(t, m.Finishes())
-		plain, err := core.NewMiddleware(newTestLimiter(t, core.WithLimits(loginLimit)))
+		plain, err := httplimit.New(newTestLimiter(t, core.WithLimits(loginLimit)))
 		require.NoError(t, err)
 		assert.False(t, plain.Finishes())
 	})
@@ -442,8 +443,8 @@ func TestChargeIfRunsBeforeHTTPFinish(t *testing.T) {
 // check would deny runs (shadowed) and the store still counts the limit.
 func TestChargeIfSkipPeekAndShadow(t *testing.T) {
 	t.Run("skipped", func(t *testing.T) {
-		h, _, l := guard(t, memStore(t), nil, core.HTTPChargeIf(core.FailedRequests),
-			core.HTTPSkip(func(r *http.Request) bool { return r.Header.Get("X-Internal") != "" }))
+		h, _, l := guard(t, memStore(t), nil, httplimit.WithChargeIf(httplimit.FailedRequests),
+			httplimit.WithSkip(func(r *http.Request) bool { return r.Header.Get("X-Internal") != "" }))
 		r := loginRequest("192.0.2.1", "guess")
 		r.Header.Set("X-Internal", "1")
 		w := httptest.NewRecorder()
@@ -453,15 +454,15 @@ func TestChargeIfSkipPeekAndShadow(t *testing.T) {
 		assert.Equal(t, int64(5), remaining(t, l, "192.0.2.1"))
 	})
 	t.Run("cost 0 at request time", func(t *testing.T) {
-		h, _, l := guard(t, memStore(t), nil, core.HTTPChargeIf(core.FailedRequests),
-			core.HTTPCostFunc(func(*http.Request) int64 { return 0 }))
+		h, _, l := guard(t, memStore(t), nil, httplimit.WithChargeIf(httplimit.FailedRequests),
+			httplimit.WithCostFunc(func(*http.Request) int64 { return 0 }))
 		for range 7 {
 			assert.Equal(t, http.StatusUnauthorized, serveLogin(h, "192.0.2.1", "guess").Code)
 		}
 		assert.Equal(t, int64(5), remaining(t, l, "192.0.2.1"))
 	})
 	t.Run("shadow", func(t *testing.T) {
-		h, login, l := guard(t, memStore(t), []core.Option{core.WithShadow()}, core.HTTPChargeIf(core.FailedRequests))
+		h, login, l := guard(t, memStore(t), []core.Option{core.WithShadow()}, httplimit.WithChargeIf(httplimit.FailedRequests))
 		for range 7 {
 			assert.Equal(t, http.StatusUnauthorized, serveLogin(h, "192.0.2.1", "guess").Code)
 		}
@@ -470,14 +471,14 @@ func TestChargeIfSkipPeekAndShadow(t *testing.T) {
 	})
 }
 
-// BenchmarkMiddlewareChargeIf is BenchmarkMiddleware with HTTPChargeIf:
+// BenchmarkMiddlewareChargeIf is BenchmarkMiddleware with WithChargeIf:
 // a check (a peek) before the handler, and a charge after it for the
 // failures, over the memory store.
 func BenchmarkMiddlewareChargeIf(b *testing.B) {
 	for _, status := range []int{http.StatusOK, http.StatusUnauthorized} {
 		b.Run(fmt.Sprintf("status=%d", status), func(b *testing.B) {
 			l := benchLimiter(b, core.PerSecond(1e6).WithName("s"))
-			mw, err := core.NewMiddleware(l, core.HTTPChargeIf(core.FailedRequests))
+			mw, err := httplimit.New(l, httplimit.WithChargeIf(httplimit.FailedRequests))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 )
 
 // hijackable is a ResponseWriter that can hijack, as a server's can.
@@ -29,14 +30,14 @@ func TestHandlerWrapsTheWriterOnlyWithAfterHandlerWork(t *testing.T) {
 	var inner http.ResponseWriter
 	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { inner = w })
 
-	plain, err := core.NewMiddleware(l)
+	plain, err := httplimit.New(l)
 	require.NoError(t, err)
 	outer := httptest.NewRecorder()
 	plain.Handler(next, func(*http.Request) string { return "" }).ServeHTTP(outer, httptest.NewRequest(http.MethodGet, "/", nil))
 	assert.Same(t, outer, inner, "no after-handler work: the handler gets the writer as is")
 
 	statuses := 0
-	finishing, err := core.NewMiddleware(l, core.HTTPFinish(func(*http.Request, core.Outcome, int) { statuses++ }))
+	finishing, err := httplimit.New(l, httplimit.WithFinish(func(*http.Request, httplimit.Outcome, int) { statuses++ }))
 	require.NoError(t, err)
 	hj := &hijackable{ResponseRecorder: httptest.NewRecorder()}
 	next = func(w http.ResponseWriter, _ *http.Request) {

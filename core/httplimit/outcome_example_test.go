@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
 // A login guard that counts failed logins only: two a minute here. The
 // successful logins cost nothing; the third attempt after two failures is
 // denied before the handler runs, even with the right password.
-func ExampleHTTPChargeIf() {
+func ExampleWithChargeIf() {
 	// A frozen clock keeps the output exact; real code calls memstore.New().
 	store, err := memstore.New(memstore.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
 	if err != nil {
@@ -23,7 +24,7 @@ func ExampleHTTPChargeIf() {
 	if err != nil {
 		panic(err)
 	}
-	mw, err := core.NewMiddleware(limiter, core.HTTPChargeIf(core.FailedRequests))
+	mw, err := httplimit.New(limiter, httplimit.WithChargeIf(httplimit.FailedRequests))
 	if err != nil {
 		panic(err)
 	}

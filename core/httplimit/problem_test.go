@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 )
 
 func TestProblemFor(t *testing.T) {
@@ -27,27 +28,27 @@ func TestProblemFor(t *testing.T) {
 	tests := []struct {
 		name string
 		res  core.Result
-		want core.Problem
+		want httplimit.Problem
 	}{
-		{"exhausted: 429 quota-exceeded with the retry delay", exhausted, core.Problem{
-			Type: core.ProblemQuotaExceeded, Title: "Request cannot be satisfied as assigned quota has been exceeded",
+		{"exhausted: 429 quota-exceeded with the retry delay", exhausted, httplimit.Problem{
+			Type: httplimit.ProblemQuotaExceeded, Title: "Request cannot be satisfied as assigned quota has been exceeded",
 			Status: 429, Detail: "Too many requests; retry after 3 seconds.",
 			ViolatedPolicies: []string{"per-second", "daily"}, RetryAfter: 3,
 		}},
-		{"cost too high: 413 quota-exceeded without retry", tooCostly, core.Problem{
-			Type: core.ProblemQuotaExceeded, Title: "Request cannot be satisfied as assigned quota has been exceeded",
+		{"cost too high: 413 quota-exceeded without retry", tooCostly, httplimit.Problem{
+			Type: httplimit.ProblemQuotaExceeded, Title: "Request cannot be satisfied as assigned quota has been exceeded",
 			Status: 413, Detail: `The request costs more than policy "per-second" grants at once (100); it will never be admitted.`,
 			ViolatedPolicies: []string{"per-second"},
 		}},
-		{"degraded failing closed: 503 temporary-reduced-capacity, no store text", failClosed, core.Problem{
-			Type: core.ProblemTemporaryReducedCapacity, Title: "Request cannot be satisfied due to temporary server capacity constraints",
+		{"degraded failing closed: 503 temporary-reduced-capacity, no store text", failClosed, httplimit.Problem{
+			Type: httplimit.ProblemTemporaryReducedCapacity, Title: "Request cannot be satisfied due to temporary server capacity constraints",
 			Status: 503, Detail: "Rate limits cannot be checked right now; retry after 1 second.", RetryAfter: 1,
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want.Status, core.DenyStatus(tt.res))
-			assert.Equal(t, tt.want, core.ProblemFor(tt.res))
+			assert.Equal(t, tt.want.Status, httplimit.DenyStatus(tt.res))
+			assert.Equal(t, tt.want, httplimit.ProblemFor(tt.res))
 		})
 	}
 }
@@ -57,13 +58,13 @@ func TestProblemWrite(t *testing.T) {
 	w.Header().Set("Retry-After", "3")
 	w.Header().Set("Content-Length", "999")
 
-	core.Problem{Type: core.ProblemQuotaExceeded, Title: "t", Status: 429, RetryAfter: 3}.Write(w)
+	httplimit.Problem{Type: httplimit.ProblemQuotaExceeded, Title: "t", Status: 429, RetryAfter: 3}.Write(w)
 
 	assert.Equal(t, 429, w.Code)
 	assert.Equal(t, "application/problem+json", w.Header().Get("Content-Type"))
 	assert.Equal(t, "3", w.Header().Get("Retry-After"))
 	assert.Empty(t, w.Header().Get("Content-Length"))
-	assert.JSONEq(t, `{"type":"`+core.ProblemQuotaExceeded+`","title":"t","status":429,"retry_after":3}`, w.Body.String())
+	assert.JSONEq(t, `{"type":"`+httplimit.ProblemQuotaExceeded+`","title":"t","status":429,"retry_after":3}`, w.Body.String())
 }
 
 func TestDefaultErrorHandlerHidesError(t *testing.T) {
@@ -72,11 +73,11 @@ func TestDefaultErrorHandlerHidesError(t *testing.T) {
 	old := slog.SetLogLoggerLevel(slog.LevelError + 1) // keep the expected log line out of test output
 	t.Cleanup(func() { slog.SetLogLoggerLevel(old) })
 
-	core.DefaultErrorHandler(w, r, errors.New("redis at 10.0.0.7 said NOAUTH"))
+	httplimit.DefaultErrorHandler(w, r, errors.New("redis at 10.0.0.7 said NOAUTH"))
 
 	assert.Equal(t, http.StatusInternalServerError, w.Code)
-	var p core.Problem
+	var p httplimit.Problem
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p))
-	assert.Equal(t, core.Problem{Type: "about:blank", Title: "Internal Server Error", Status: 500}, p)
+	assert.Equal(t, httplimit.Problem{Type: "about:blank", Title: "Internal Server Error", Status: 500}, p)
 	assert.NotContains(t, w.Body.String(), "10.0.0.7")
 }

@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
@@ -31,27 +32,27 @@ func TestNewMiddlewareRejectsBadOptions(t *testing.T) {
 	l := newTestLimiter(t, core.WithLimits(core.PerSecond(1)))
 	tests := []struct {
 		name string
-		opt  core.HTTPOption
+		opt  httplimit.Option
 		want string
 	}{
-		{"nil key func", core.HTTPKeyFunc(nil), "HTTPKeyFunc"},
-		{"nil cost func", core.HTTPCostFunc(nil), "HTTPCostFunc"},
-		{"negative cost", core.HTTPCost(-1), "HTTPCost"},
-		{"nil skip func", core.HTTPSkip(nil), "HTTPSkip"},
-		{"nil tier func", core.HTTPTierFunc(nil), "HTTPTierFunc"},
-		{"nil deny handler", core.HTTPDenyHandler(nil), "HTTPDenyHandler"},
-		{"nil error handler", core.HTTPErrorHandler(nil), "HTTPErrorHandler"},
-		{"unknown header format", core.HTTPHeaders(0x10), "HTTPHeaders"},
+		{"nil key func", httplimit.WithKey(nil), "WithKey"},
+		{"nil cost func", httplimit.WithCostFunc(nil), "WithCostFunc"},
+		{"negative cost", httplimit.WithCost(-1), "WithCost"},
+		{"nil skip func", httplimit.WithSkip(nil), "WithSkip"},
+		{"nil tier func", httplimit.WithTier(nil), "WithTier"},
+		{"nil deny handler", httplimit.WithDenyHandler(nil), "WithDenyHandler"},
+		{"nil error handler", httplimit.WithErrorHandler(nil), "WithErrorHandler"},
+		{"unknown header format", httplimit.WithHeaders(0x10), "WithHeaders"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := core.NewMiddleware(l, tt.opt)
+			_, err := httplimit.New(l, tt.opt)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
 	t.Run("nil limiter", func(t *testing.T) {
-		_, err := core.NewMiddleware(nil)
+		_, err := httplimit.New(nil)
 		assert.ErrorContains(t, err, "limiter")
 	})
 }
@@ -71,10 +72,10 @@ func TestMiddlewareDecide(t *testing.T) {
 	errNoKey := errors.New("no key")
 	tests := []struct {
 		name     string
-		opts     []core.HTTPOption
+		opts     []httplimit.Option
 		remote   string
 		route    string
-		want     func(t *testing.T, o core.Outcome)
+		want     func(t *testing.T, o httplimit.Outcome)
 		wantKey  string // store key of the request, when it reaches the store
 		wantHead string // RateLimit field
 	}{
@@ -88,25 +89,25 @@ func TestMiddlewareDecide(t *testing.T) {
 		},
 		{
 			name: "route scope joins the route template", remote: "192.0.2.7:5555", route: "/users/:id",
-			opts:    []core.HTTPOption{core.HTTPRouteScope()},
+			opts:    []httplimit.Option{httplimit.WithRouteScope()},
 			wantKey: "rl:{" + core.SafeIdentity(core.Identity("/users/:id", "192.0.2.7")) + "}:burst:g", wantHead: `"burst";r=2;t=1`,
 		},
 		{
-			name: "cost func", remote: "192.0.2.7:1", opts: []core.HTTPOption{core.HTTPCost(3)},
+			name: "cost func", remote: "192.0.2.7:1", opts: []httplimit.Option{httplimit.WithCost(3)},
 			wantKey: "rl:{192.0.2.7}:burst:g", wantHead: `"burst";r=0;t=1`, // empty, the next one back in 1 s
 		},
 		{
 			name: "skip: no store call, no fields", remote: "192.0.2.7:1",
-			opts: []core.HTTPOption{core.HTTPSkip(func(*http.Request) bool { return true })},
-			want: func(t *testing.T, o core.Outcome) {
-				assert.Equal(t, core.Outcome{Skipped: true}, o)
+			opts: []httplimit.Option{httplimit.WithSkip(func(*http.Request) bool { return true })},
+			want: func(t *testing.T, o httplimit.Outcome) {
+				assert.Equal(t, httplimit.Outcome{Skipped: true}, o)
 				assert.True(t, o.Allowed())
 			},
 		},
 		{
 			name: "key func error", remote: "192.0.2.7:1",
-			opts: []core.HTTPOption{core.HTTPKeyFunc(func(*http.Request) (string, error) { return "", errNoKey })},
-			want: func(t *testing.T, o core.Outcome) {
+			opts: []httplimit.Option{httplimit.WithKey(func(*http.Request) (string, error) { return "", errNoKey })},
+			want: func(t *testing.T, o httplimit.Outcome) {
 				assert.ErrorIs(t, o.Err, errNoKey)
 				assert.False(t, o.Allowed())
 				assert.Equal(t, http.StatusInternalServerError, o.Status())
@@ -114,12 +115,12 @@ func TestMiddlewareDecide(t *testing.T) {
 		},
 		{
 			name: "unix socket peer is a key error", remote: "@",
-			want: func(t *testing.T, o core.Outcome) { assert.ErrorIs(t, o.Err, core.ErrNoRemoteAddr) },
+			want: func(t *testing.T, o httplimit.Outcome) { assert.ErrorIs(t, o.Err, httplimit.ErrNoRemoteAddr) },
 		},
 		{
 			name: "negative cost is an error", remote: "192.0.2.7:1",
-			opts: []core.HTTPOption{core.HTTPCostFunc(func(*http.Request) int64 { return -1 })},
-			want: func(t *testing.T, o core.Outcome) { assert.ErrorIs(t, o.Err, core.ErrInvalidCost) },
+			opts: []httplimit.Option{httplimit.WithCostFunc(func(*http.Request) int64 { return -1 })},
+			want: func(t *testing.T, o httplimit.Outcome) { assert.ErrorIs(t, o.Err, core.ErrInvalidCost) },
 		},
 	}
 	for _, tt := range tests {
@@ -129,7 +130,7 @@ func TestMiddlewareDecide(t *testing.T) {
 			rec := &recordingStore{Store: store}
 			l, err := core.NewLimiter(rec, core.WithLimits(core.PerSecond(1).WithBurst(3).WithName("burst")))
 			require.NoError(t, err)
-			mw, err := core.NewMiddleware(l, tt.opts...)
+			mw, err := httplimit.New(l, tt.opts...)
 			require.NoError(t, err)
 			r := httptest.NewRequest(http.MethodGet, "/users/42", nil)
 			r.RemoteAddr = tt.remote
@@ -154,7 +155,7 @@ func TestMiddlewareTierFunc(t *testing.T) {
 	l := newTestLimiter(t,
 		core.WithTier("free", core.PerMinute(1).WithName("free")),
 		core.WithTier("pro", core.PerMinute(100).WithName("pro")))
-	mw, err := core.NewMiddleware(l, core.HTTPTierFunc(func(r *http.Request) string {
+	mw, err := httplimit.New(l, httplimit.WithTier(func(r *http.Request) string {
 		if r.Header.Get("X-API-Key") == "pro-key" {
 			return "pro"
 		}
@@ -171,7 +172,7 @@ func TestMiddlewareTierFunc(t *testing.T) {
 
 func TestMiddlewareHandler(t *testing.T) {
 	l := newTestLimiter(t, core.WithLimits(core.PerMinute(1).WithName("m")))
-	mw, err := core.NewMiddleware(l)
+	mw, err := httplimit.New(l)
 	require.NoError(t, err)
 	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	h := mw.Handler(next, func(*http.Request) string { return "/" })
@@ -198,19 +199,19 @@ func TestMiddlewareCustom(t *testing.T) {
 	l := newTestLimiter(t, core.WithLimits(core.PerSecond(1)))
 	deny := func(http.ResponseWriter, *http.Request, core.Result) {}
 	fail := func(http.ResponseWriter, *http.Request, error) {}
-	denial, failure := core.Outcome{}, core.Outcome{Err: errors.New("x")}
+	denial, failure := httplimit.Outcome{}, httplimit.Outcome{Err: errors.New("x")}
 	tests := []struct {
 		name                    string
-		opts                    []core.HTTPOption
+		opts                    []httplimit.Option
 		wantDenial, wantFailure bool
 	}{
 		{"defaults", nil, false, false},
-		{"deny handler", []core.HTTPOption{core.HTTPDenyHandler(deny)}, true, false},
-		{"error handler", []core.HTTPOption{core.HTTPErrorHandler(fail)}, false, true},
+		{"deny handler", []httplimit.Option{httplimit.WithDenyHandler(deny)}, true, false},
+		{"error handler", []httplimit.Option{httplimit.WithErrorHandler(fail)}, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mw, err := core.NewMiddleware(l, tt.opts...)
+			mw, err := httplimit.New(l, tt.opts...)
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantDenial, mw.Custom(denial))
 			assert.Equal(t, tt.wantFailure, mw.Custom(failure))
@@ -232,15 +233,15 @@ func TestRemoteAddrKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.remote, func(t *testing.T) {
 			r := &http.Request{RemoteAddr: tt.remote}
-			got, err := core.RemoteAddrKey(r)
+			got, err := httplimit.RemoteAddrKey(r)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
 	}
 	for _, bad := range []string{"", "example.com:80", "not an address", "/tmp/sock"} {
 		t.Run("rejects "+bad, func(t *testing.T) {
-			_, err := core.RemoteAddrKey(&http.Request{RemoteAddr: bad})
-			assert.ErrorIs(t, err, core.ErrNoRemoteAddr)
+			_, err := httplimit.RemoteAddrKey(&http.Request{RemoteAddr: bad})
+			assert.ErrorIs(t, err, httplimit.ErrNoRemoteAddr)
 		})
 	}
 }

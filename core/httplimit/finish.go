@@ -1,4 +1,4 @@
-package core
+package httplimit
 
 import (
 	"bufio"
@@ -12,22 +12,22 @@ import (
 // status ([Middleware.Finish]).
 type FinishFunc = func(r *http.Request, o Outcome, status int)
 
-// HTTPFinish sets fn to run once after the handler of every request the
+// WithFinish sets fn to run once after the handler of every request the
 // middleware let through, also when the handler panics (fn runs, then the
 // panic goes on), with the final status of the response: what the handler
 // wrote, 200 when it wrote nothing, 500 when it panicked before writing
 // (what a recovering middleware answers), [StatusHijacked] when it
 // hijacked the connection before writing a status. For work that needs the
 // response, such as counting statuses per tier. fn runs after the
-// middleware's own steps: the release of a [Concurrency] limit's lease and
-// the charge of [HTTPChargeIf]. A panic in fn itself is not recovered.
-func HTTPFinish(fn FinishFunc) HTTPOption {
+// middleware's own steps: the release of a [core.Concurrency] limit's lease and
+// the charge of [WithChargeIf]. A panic in fn itself is not recovered.
+func WithFinish(fn FinishFunc) Option {
 	return func(m *Middleware) error {
-		if err := once(m.given, "HTTPFinish"); err != nil {
+		if err := once(m.given, "WithFinish"); err != nil {
 			return err
 		}
 		if fn == nil {
-			return fmt.Errorf("ratelimit: HTTPFinish: finish func must not be nil")
+			return fmt.Errorf("ratelimit: WithFinish: finish func must not be nil")
 		}
 		m.finish = fn
 		return nil
@@ -36,11 +36,11 @@ func HTTPFinish(fn FinishFunc) HTTPOption {
 
 // orderFinish lists the work after the handler, once every option is
 // applied: the middleware's own steps first, in a fixed order (the release
-// of the lease when a tier has a [Concurrency] limit, the charge of
-// [HTTPChargeIf]), then the user's [HTTPFinish], so that a panic in it
+// of the lease when a tier has a [core.Concurrency] limit, the charge of
+// [WithChargeIf]), then the user's [WithFinish], so that a panic in it
 // skips none of them. Without any, m.after stays nil.
 func (m *Middleware) orderFinish() {
-	if _, _, ok := m.limiter.leasedLimit(); ok {
+	if _, _, ok := m.limiter.ConcurrencyLimit(); ok {
 		m.after = append(m.after, m.releaseAfter)
 	}
 	if m.chargeIf != nil {
@@ -52,7 +52,7 @@ func (m *Middleware) orderFinish() {
 }
 
 // Finishes reports whether m has work after the handler ([Middleware.Finish]
-// does something): [HTTPFinish], [HTTPChargeIf], a [Concurrency] limit in
+// does something): [WithFinish], [WithChargeIf], a [core.Concurrency] limit in
 // a tier of the limiter. Adapters skip reading the
 // status, and net/http wrapping the ResponseWriter, when it does not, so
 // the common path costs nothing.
@@ -61,9 +61,9 @@ func (m *Middleware) Finishes() bool { return len(m.after) > 0 }
 // Finish is the after-handler hook every adapter calls, once, after the
 // handler of a request Decide allowed has returned, or while it panics,
 // before the panic goes on, with the response's final status (see
-// [HTTPFinish] for the status of a panic). It runs the steps of m in
-// order: the release of the request's lease ([Limiter.Release]), the
-// charge of [HTTPChargeIf], then the [HTTPFinish] func. It does nothing
+// [WithFinish] for the status of a panic). It runs the steps of m in
+// order: the release of the request's lease ([core.Limiter.Release]), the
+// charge of [WithChargeIf], then the [WithFinish] func. It does nothing
 // unless m [Middleware.Finishes], and nothing for a request the same
 // limiter had admitted before ([Middleware.Decide]): its first middleware
 // finishes it.
@@ -76,11 +76,11 @@ func (m *Middleware) Finish(w http.ResponseWriter, r *http.Request, o Outcome, s
 	}
 }
 
-// releaseAfter is the step after the handler of a [Concurrency] limit: it
+// releaseAfter is the step after the handler of a [core.Concurrency] limit: it
 // stops the renewals of the request's lease and gives it back
-// ([Limiter.Release], which survives the client hanging up), when the
+// ([core.Limiter.Release], which survives the client hanging up), when the
 // Outcome holds one. A failed release is reported to the limiter's
-// [ReleaseObserver]s (SlogObserver logs it) and never turned into a
+// [core.ReleaseObserver]s (SlogObserver logs it) and never turned into a
 // response; the lease then expires by its TTL.
 func (m *Middleware) releaseAfter(r *http.Request, o Outcome, _ int) {
 	if o.Result.Lease != nil {
@@ -107,7 +107,7 @@ func PanicStatus(written int, wroteHeader bool) int {
 // writer takes for a final status (1xx are interim), so it always means a
 // hijack. [FailedRequests] and [SuccessfulRequests] both charge it: a
 // handler that answers in raw bytes (a 401 written on the connection) is
-// never free under [HTTPChargeIf]. A handler that writes its status (say
+// never free under [WithChargeIf]. A handler that writes its status (say
 // 200, flushed) before hijacking is counted by that status.
 const StatusHijacked = http.StatusSwitchingProtocols
 

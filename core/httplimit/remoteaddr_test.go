@@ -1,4 +1,4 @@
-package core_test
+package httplimit_test
 
 import (
 	"net"
@@ -6,9 +6,8 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/stretchr/testify/assert"
-
-	"github.com/ratelimitkit/ratelimit/core"
 )
 
 // RemoteAddrKey returns an IPv4 peer's host verbatim, to save the
@@ -28,7 +27,7 @@ func FuzzRemoteAddrKey(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, remoteAddr string) {
-		got, err := core.RemoteAddrKey(&http.Request{RemoteAddr: remoteAddr})
+		got, err := httplimit.RemoteAddrKey(&http.Request{RemoteAddr: remoteAddr})
 		want, ok := formattedPeer(remoteAddr)
 		if !ok {
 			assert.Error(t, err)

@@ -1,4 +1,4 @@
-package core
+package httplimit
 
 import "github.com/ratelimitkit/ratelimit/internal/proxyhint"
 
@@ -10,5 +10,5 @@ import "github.com/ratelimitkit/ratelimit/internal/proxyhint"
 func newProxyHint() *proxyhint.Hint {
 	return proxyhint.New("ratelimit: ", "the limiter",
 		"Use a key function that reads the header from trusted proxies (keyfunc.XForwardedFor or "+
-			"keyfunc.Forwarded with their prefixes) with core.HTTPKeyFunc.")
+			"keyfunc.Forwarded with their prefixes) with httplimit.WithKey.")
 }
