@@ -1,7 +1,7 @@
 // Package ratelimitchi plugs a [core.Limiter] into chi.
 //
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [httplimit.Middleware] and is configured with core's HTTPOptions; this
+// in [httplimit.Middleware] and is configured with httplimit's Options; this
 // package only supplies chi's route pattern of a request.
 //
 // With a core.Concurrent limit, mount the limiter inside any wrapper that
@@ -43,9 +43,8 @@ import (
 // served by a chi router, have the pattern "".
 //
 // With after-handler work (httplimit.WithFinish, httplimit.WithChargeIf), the
-// handler writes through a status-recording wrapper (see
-// httplimit.Middleware.Handler) and httplimit.Middleware.Finish gets the final
-// status, also when it panics.
+// handler writes through a status-recording wrapper and that work gets
+// the final status, also when it panics (httplimit.Middleware.Serve).
 //
 // New panics if l is nil or an option is invalid: configuration errors show
 // at start-up.

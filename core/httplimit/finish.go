@@ -9,7 +9,7 @@ import (
 
 // A FinishFunc runs after the handler of a request the [Middleware] let
 // through has returned, with the request's [Outcome] and the response's
-// status ([Middleware.Finish]).
+// status ([Middleware.Serve]).
 type FinishFunc = func(r *http.Request, o Outcome, status int)
 
 // WithFinish sets fn to run once after the handler of every request the
@@ -51,23 +51,69 @@ func (m *Middleware) orderFinish() {
 	}
 }
 
-// Finishes reports whether m has work after the handler ([Middleware.Finish]
-// does something): [WithFinish], [WithChargeIf], a [core.Concurrency] limit in
-// a tier of the limiter. Adapters skip reading the
-// status, and net/http wrapping the ResponseWriter, when it does not, so
-// the common path costs nothing.
+// Finishes reports whether m has work after the handler for
+// [Middleware.Serve] to run: [WithFinish], [WithChargeIf], a
+// [core.Concurrency] limit in a tier of the limiter. An adapter that
+// wraps its framework's writer to see a hijack does so only when it does,
+// so the common path costs nothing.
 func (m *Middleware) Finishes() bool { return len(m.after) > 0 }
 
-// Finish is the after-handler hook every adapter calls, once, after the
-// handler of a request Decide allowed has returned, or while it panics,
-// before the panic goes on, with the response's final status (see
-// [WithFinish] for the status of a panic). It runs the steps of m in
+// Serve is the whole life of request r under m, the one entry of every
+// framework adapter: it decides r ([Middleware.Decide]; route is the
+// route template the framework matched), and when r is allowed it runs
+// next with the request that carries its [Outcome] ([OutcomeFromContext])
+// and then finishes it: the release of its lease, the charge of
+// [WithChargeIf], the [WithFinish] func, with the response's final status,
+// also when next panics (they run, then the panic goes on). When r is not
+// allowed, next does not run: the adapter stops its chain, with
+// [Middleware.Deny] or its framework's own rendering of [Outcome.Status].
+//
+// status reads the response's status after next: its code (200 when the
+// handler set none; [HijackedStatus] for a handler that hijacked the
+// connection) and whether it was written to the client. After next
+// returns, the code is final; after a panic, a code not written yet is
+// 500, what a recovering middleware answers ([WithFinish]). A nil status
+// means next
+// writes through the writer it gets, which Serve then wraps to record the
+// status (it keeps http.Flusher, http.Hijacker and
+// http.ResponseController working); with a status func, or when m has no
+// work after the handler ([Middleware.Finishes]), next gets w as is. A
+// request the same limiter admitted before runs next and finishes nothing.
+func (m *Middleware) Serve(w http.ResponseWriter, r *http.Request, route string,
+	next func(http.ResponseWriter, *http.Request), status func() (code int, written bool)) Outcome {
+	var o Outcome
+	m.decide(w, r, route, &o)
+	switch {
+	case !o.allowed():
+		return o
+	case m.after == nil || o.again:
+		next(w, o.admission.request(r))
+		return o
+	}
+	r = o.admission.request(r)
+	if status == nil {
+		sw := &statusWriter{ResponseWriter: w}
+		w, status = sw, sw.written
+	}
+	returned := false
+	defer func() {
+		if !returned { // next panicked; the panic goes on after this
+			m.runAfter(r, o, panicStatus(status()))
+		}
+	}()
+	next(w, r)
+	returned = true
+	code, _ := status()
+	m.runAfter(r, o, code)
+	return o
+}
+
+// runAfter runs the steps after the handler of a request Decide allowed, in
 // order: the release of the request's lease ([core.Limiter.Release]), the
 // charge of [WithChargeIf], then the [WithFinish] func. It does nothing
-// unless m [Middleware.Finishes], and nothing for a request the same
-// limiter had admitted before ([Middleware.Decide]): its first middleware
-// finishes it.
-func (m *Middleware) Finish(w http.ResponseWriter, r *http.Request, o Outcome, status int) {
+// for a request the same limiter had admitted before: its first
+// middleware finishes it.
+func (m *Middleware) runAfter(r *http.Request, o Outcome, status int) {
 	if o.again {
 		return
 	}
@@ -89,17 +135,16 @@ func (m *Middleware) releaseAfter(r *http.Request, o Outcome, _ int) {
 	}
 }
 
-// PanicStatus is the status [Middleware.Finish] is given for a handler that
-// panicked: written, when the handler wrote a status before it panicked, or
-// else 500.
-func PanicStatus(written int, wroteHeader bool) int {
+// panicStatus is the final status of a handler that panicked: written,
+// when the handler wrote a status before it panicked, or else 500.
+func panicStatus(written int, wroteHeader bool) int {
 	if wroteHeader {
 		return written
 	}
 	return http.StatusInternalServerError
 }
 
-// StatusHijacked is the status [Middleware.Finish] gets for a request
+// StatusHijacked is the status [Middleware.Serve] gets for a request
 // whose handler hijacked the connection (http.Hijacker: a WebSocket, a raw
 // protocol) without writing a status through its ResponseWriter first:
 // what it sent on the connection is unknown to the middleware. It is 101
@@ -111,7 +156,7 @@ func PanicStatus(written int, wroteHeader bool) int {
 // 200, flushed) before hijacking is counted by that status.
 const StatusHijacked = http.StatusSwitchingProtocols
 
-// HijackedStatus is the status [Middleware.Finish] is given for a handler
+// HijackedStatus is the status [Middleware.Serve] is given for a handler
 // that hijacked the connection: written, when it wrote a status before
 // hijacking, else [StatusHijacked].
 func HijackedStatus(written int, wroteHeader bool) int {
@@ -119,25 +164,6 @@ func HijackedStatus(written int, wroteHeader bool) int {
 		return written
 	}
 	return StatusHijacked
-}
-
-// serveFinishing serves next on a status-recording w, then calls Finish,
-// also when next panics.
-func (m *Middleware) serveFinishing(next http.Handler, w http.ResponseWriter, r *http.Request, o Outcome) {
-	sw := &statusWriter{ResponseWriter: w}
-	returned := false
-	defer func() {
-		if !returned { // next panicked; the panic goes on after this
-			m.Finish(w, r, o, PanicStatus(sw.status, sw.wrote))
-		}
-	}()
-	next.ServeHTTP(sw, r)
-	returned = true
-	status := http.StatusOK
-	if sw.wrote {
-		status = sw.status
-	}
-	m.Finish(w, r, o, status)
 }
 
 // statusWriter records the status of a response. It unwraps
@@ -183,4 +209,13 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		w.status, w.wrote = HijackedStatus(w.status, w.wrote), true
 	}
 	return conn, rw, err
+}
+
+// written returns the status w recorded (200 when none), and whether one
+// was written.
+func (w *statusWriter) written() (int, bool) {
+	if !w.wrote {
+		return http.StatusOK, false
+	}
+	return w.status, true
 }

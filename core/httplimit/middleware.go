@@ -46,23 +46,25 @@ type ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error)
 
 // A Middleware is the HTTP side of a [core.Limiter], shared by every framework
 // adapter: it picks the identity, tier and cost of a request, takes the
-// limiter, sets the rate-limit fields and renders denials and errors. An
-// adapter only supplies the route template and turns an [Outcome] into
-// "continue" or "stop" (see [Middleware.Decide] and [Middleware.Deny]) and,
-// after the handler, calls [Middleware.Finish] with the response's status.
-// When a tier has a [core.Concurrency] limit, an admitted request holds a lease
+// limiter, sets the rate-limit fields and renders denials and errors, and
+// runs the work after the handler. An adapter calls [Middleware.Serve]
+// with the route template, how to run the rest of its chain and how to
+// read the response's status, and stops the chain when the [Outcome] is
+// not Allowed ([Middleware.Deny]); [Middleware.Handler] is that for
+// http.Handler routers. When a tier has a [core.Concurrency] limit, an admitted request holds a lease
 // while its handler runs: the middleware renews it every third of its
 // lease TTL ([core.Limiter.Renew], on a timer, no goroutine waiting per
 // request), so a request that runs longer than the TTL keeps its place,
-// and Finish stops the renewals and gives the lease back when the handler
+// and Serve stops the renewals and gives the lease back when the handler
 // returns or panics. A renewal that fails is reported to the limiter's
-// [RenewObserver]s (SlogObserver logs it), never turned into a response.
+// [core.RenewObserver]s (core.SlogObserver logs it), never turned into a
+// response.
 //
 // The handler of an admitted request gets it with its [Outcome] in its
 // context ([OutcomeFromContext]). A request is decided once per limiter:
 // a request that a middleware of the same limiter admitted earlier on its
 // path (a router-wide mount and a route's, a group's and its route's)
-// passes without a second take, a second log line or a second Finish;
+// passes without a second take, a second log line or a second release;
 // a middleware of another limiter decides it as usual.
 //
 // Mount the middleware inside any wrapper that abandons its handler at a
@@ -188,9 +190,10 @@ func (o Outcome) Status() int {
 // A request that a middleware of the same limiter admitted before (its
 // context says so) is Allowed again, with the first Outcome's Result, and
 // nothing is taken, set or finished for it. An admitted request's lease,
-// when it holds one, is renewed from now until [Middleware.Finish]: an
-// adapter calls Finish for every Allowed Outcome when m
-// [Middleware.Finishes], and hands the handler [Outcome.Request].
+// when it holds one, is renewed from now until the work after the handler
+// releases it: an adapter uses [Middleware.Serve], which calls Decide and
+// runs that work; Decide alone fits only a middleware that does not
+// [Middleware.Finishes].
 func (m *Middleware) Decide(w http.ResponseWriter, r *http.Request, route string) (o Outcome) {
 	m.decide(w, r, route, &o)
 	return o
@@ -291,19 +294,12 @@ func (m *Middleware) Custom(o Outcome) bool {
 // (net/http, chi). route returns the route template of a request. When m
 // [Middleware.Finishes], next writes through a status-recording wrapper
 // (which keeps http.Flusher, http.Hijacker and http.ResponseController
-// working) and [Middleware.Finish] runs after it; otherwise next gets w as
-// is.
+// working) and the work after the handler gets its status
+// ([Middleware.Serve]); otherwise next gets w as is.
 func (m *Middleware) Handler(next http.Handler, route func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var o Outcome
-		m.decide(w, r, route(r), &o)
-		switch {
-		case !o.allowed():
+		if o := m.Serve(w, r, route(r), next.ServeHTTP, nil); !o.Allowed() {
 			m.Deny(w, r, o)
-		case m.after == nil || o.again:
-			next.ServeHTTP(w, o.admission.request(r))
-		default:
-			m.serveFinishing(next, w, o.admission.request(r), o)
 		}
 	})
 }

@@ -73,8 +73,8 @@ func SuccessfulRequests(status int) bool { return status < 400 }
 // ([core.WithShadow]) a check that would deny is shadowed, like a denial, and
 // the request runs.
 //
-// The charge is work after the handler: every adapter runs it through
-// [Middleware.Finish], before the [WithFinish] func.
+// The charge is work after the handler: [Middleware.Serve] runs it,
+// before the [WithFinish] func.
 func WithChargeIf(charge ChargeFunc) Option {
 	return func(m *Middleware) error {
 		if err := once(m.given, "WithChargeIf"); err != nil {
