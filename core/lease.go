@@ -58,7 +58,7 @@ const ConcurrencyRetryAfter = time.Second
 // A Lease is what an admitted request holds on the [Concurrency] limits of
 // its tier: one id, held under the key of each. [Limiter.Take] puts it in
 // [Result.Lease]; give it back with [Limiter.Release] when the request
-// ends (the [Middleware] does it after the handler). A Lease is safe for concurrent use; releasing it twice releases it
+// ends (the httplimit middleware does it after the handler). A Lease is safe for concurrent use; releasing it twice releases it
 // once.
 type Lease struct {
 	id       string

@@ -90,7 +90,7 @@ type Request struct {
 	Cost int64
 	// Route is the route template the request matched ("/users/:id"), for
 	// observers (metrics labels). It is not part of any key: see
-	// [WithRouteScope] for per-route quotas.
+	// httplimit.WithRouteScope for per-route quotas.
 	Route string
 }
 

@@ -51,7 +51,7 @@ type Sharded interface {
 // such as core/memstore and core/redisstore with their WithClock options.
 // The store owns time: a [Limiter] over a store whose Clock is not nil reads
 // that clock for everything it times itself (the deny cache, the tier
-// cache, the circuit breaker's open period), and its [Middleware] for the
+// cache, the circuit breaker's open period), and its httplimit.Middleware for the
 // epoch X-RateLimit-Reset, so that one fake clock given to the store moves
 // the whole limiter. Otherwise they read time.Now.
 //

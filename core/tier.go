@@ -40,7 +40,7 @@ func RecipeTiers() []Tier {
 
 // A TierResolver returns the tier name for a lookup key, typically by
 // looking up the plan of an API key or account. The key is the request's
-// [Request.TierKey] (with the middleware, what [WithTierKey] returns: the
+// [Request.TierKey] (with the middleware, what httplimit.WithTierKey returns: the
 // raw API key, say), or its Identity when that is empty; an identity made
 // by keyfunc.Header is a hash ("key:..."), which no plan table knows, so
 // API-key clients need TierKey. The [Limiter] caches the answers by a hash

@@ -126,7 +126,7 @@ func TestNewPanicsOnBadConfig(t *testing.T) {
 	assert.PanicsWithValue(t, "ratelimitecho.New: ratelimit: middleware: limiter must not be nil", func() { ratelimitecho.New(nil) })
 }
 
-// echo renders a handler's error after every middleware returned: Finish
+// echo renders a handler's error after every middleware returned: the WithFinish func
 // gets the status echo's error handler writes for it.
 func TestFinishGetsTheStatusOfAHandlersError(t *testing.T) {
 	var got []int

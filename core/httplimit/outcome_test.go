@@ -403,7 +403,7 @@ func TestChargeIfLogsAFailedCharge(t *testing.T) {
 // of the options, so the WithFinish func sees the request charged; and it
 // runs for a handler that panics (500 is a failure), before the panic
 // goes on.
-func TestChargeIfRunsBeforeHTTPFinish(t *testing.T) {
+func TestChargeIfRunsBeforeWithFinish(t *testing.T) {
 	for _, order := range []string{"WithChargeIf first", "WithFinish first"} {
 		t.Run(order, func(t *testing.T) {
 			l := newTestLimiter(t, core.WithLimits(loginLimit))

@@ -238,7 +238,7 @@ type finished struct {
 	tier   string
 }
 
-// runFinish checks that every adapter calls Middleware.Finish exactly once
+// runFinish checks that every adapter runs the WithFinish func exactly once
 // per admitted request, after the handler, with the final status, also when
 // the handler panics (and that the panic still reaches the caller), never
 // for a denied request, and that a handler can still flush.
