@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 )
 
 // Leaser is implemented by stores that execute [Concurrency] limits:
@@ -163,7 +165,7 @@ func (l *Limiter) releaseAll(ctx context.Context, store Leaser, keys []string, l
 		if errors.Is(err, ErrStoreUnavailable) || ctx.Err() != nil {
 			l.pending.add(pendingRelease{store: store, key: key, limit: limits[i], lease: lease}, l.now())
 		}
-		errs = append(errs, fmt.Errorf("ratelimit: release lease: %w", err))
+		errs = append(errs, errwrap.Wrap("ratelimit: ", "release lease", err))
 	}
 	return errors.Join(errs...)
 }
@@ -202,7 +204,7 @@ func (l *Limiter) renew(ctx context.Context, ls *Lease) error {
 			err = fmt.Errorf("%w (limit %q)", ErrLeaseLost, ls.limits[i].Name)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("ratelimit: renew lease: %w", err))
+			errs = append(errs, errwrap.Wrap("ratelimit: ", "renew lease", err))
 		}
 	}
 	return errors.Join(errs...)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 	"github.com/ratelimitkit/ratelimit/internal/logsample"
 	"github.com/ratelimitkit/ratelimit/internal/secrethash"
 )
@@ -337,7 +338,7 @@ func (l *Limiter) observe(ctx context.Context, req Request, res *Result) {
 
 // callerGone wraps the error of a caller's context that is done.
 func callerGone(err error) error {
-	return fmt.Errorf("ratelimit: caller gone: %w", err)
+	return errwrap.Wrap("ratelimit: ", "caller gone", err)
 }
 
 // take decides req with the deny cache, the breaker and the store, into
@@ -441,7 +442,7 @@ func (l *Limiter) decide(ctx context.Context, sc *scratch, t *takeCall, p *plan,
 		l.degraded(ctx, sc, p, t, err, res)
 		return nil
 	}
-	return fmt.Errorf("ratelimit: store: %w", err)
+	return errwrap.Wrap("ratelimit: ", "store", err)
 }
 
 // call runs one call of the store under the timeout and the breaker of the
@@ -537,11 +538,11 @@ func (l *Limiter) resolved(ctx context.Context, req *Request, key [sha256.Size]b
 		req.Identity = secrethash.KeyIdentity(req.TierKey)
 	}
 	if err != nil && name == "" {
-		return l.def, fmt.Errorf("ratelimit: resolve tier: %w", err)
+		return l.def, errwrap.Wrap("ratelimit: ", "resolve tier", err)
 	}
 	p, unknown := l.named(name)
 	if err != nil && unknown == nil {
-		return p, fmt.Errorf("ratelimit: resolve tier: %w", err)
+		return p, errwrap.Wrap("ratelimit: ", "resolve tier", err)
 	}
 	return p, unknown
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 )
 
 // A Func returns the identity of the client that sent r, the string a rate
@@ -17,6 +19,10 @@ import (
 // requests. It only reads r, except that [FormValue] replaces r.Body with an
 // equivalent reader.
 type Func func(r *http.Request) (string, error)
+
+// errPrefix starts the text of every error of the package; the layers of
+// one error chain say it once (errwrap.Wrap).
+const errPrefix = "ratelimit: keyfunc: "
 
 // ErrNoKey reports that a request carries no value for a [Func] to key by:
 // the header, token, context value or form field is missing, empty or too
@@ -97,7 +103,7 @@ func Composite(funcs ...Func) Func {
 		for i, f := range funcs {
 			p, err := f(r)
 			if err != nil {
-				return "", fmt.Errorf("ratelimit: keyfunc: composite part %d: %w", i, err)
+				return "", errwrap.Wrap(errPrefix, fmt.Sprintf("composite part %d", i), err)
 			}
 			parts[i] = p
 		}

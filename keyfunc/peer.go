@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 	"github.com/ratelimitkit/ratelimit/internal/proxyhint"
 )
 
@@ -48,7 +49,7 @@ func peerAddr(r *http.Request) (netip.Addr, error) {
 	}
 	a, err := netip.ParseAddr(host)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("ratelimit: keyfunc: remote address %.64q is not an IP address: %w", r.RemoteAddr, ErrNoKey)
+		return netip.Addr{}, errwrap.Wrap(errPrefix, fmt.Sprintf("remote address %.64q is not an IP address", r.RemoteAddr), ErrNoKey)
 	}
 	return clean(a), nil
 }

@@ -2,11 +2,11 @@ package httplimit
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 	"github.com/ratelimitkit/ratelimit/internal/logsample"
 	"github.com/ratelimitkit/ratelimit/internal/proxyhint"
 )
@@ -215,7 +215,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string
 	}
 	id, err := m.key(r)
 	if err != nil {
-		o.Err = fmt.Errorf("ratelimit: key: %w", err)
+		o.Err = errwrap.Wrap("ratelimit: ", "key", err)
 		return
 	}
 	if m.routeScope {
@@ -227,7 +227,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string
 	}
 	if m.tierKey != nil && req.Tier == "" {
 		if req.TierKey, err = m.tierKey(r); err != nil {
-			o.Err = fmt.Errorf("ratelimit: tier key: %w", err)
+			o.Err = errwrap.Wrap("ratelimit: ", "tier key", err)
 			return
 		}
 		if req.TierKey == "" {

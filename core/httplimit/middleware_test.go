@@ -14,6 +14,7 @@ import (
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
 var middlewareNow = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -244,4 +245,15 @@ func TestRemoteAddrKey(t *testing.T) {
 			assert.ErrorIs(t, err, httplimit.ErrNoRemoteAddr)
 		})
 	}
+}
+
+// A key function's error reaches the error handler (and its log line)
+// with one "ratelimit:" prefix for the whole chain, not one per layer.
+func TestKeyErrorSaysItsPrefixOnce(t *testing.T) {
+	l := newTestLimiter(t, core.WithLimits(core.PerSecond(1)))
+	mw, err := httplimit.New(l, httplimit.WithKey(keyfunc.Composite(keyfunc.Must(keyfunc.Header("X-API-Key")))))
+	require.NoError(t, err)
+	o := mw.Decide(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), "")
+	require.ErrorIs(t, o.Err, keyfunc.ErrNoKey)
+	assert.Equal(t, "ratelimit: key: keyfunc: composite part 0: X-Api-Key: missing, empty or oversized: no key in request", o.Err.Error())
 }
