@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
@@ -30,7 +31,7 @@ func ExamplePerCalendarMonth() {
 		panic(err)
 	}
 	h := make(http.Header)
-	core.SetHeaders(h, res, core.HeadersIETF, now)
+	httplimit.SetHeaders(h, res, httplimit.HeadersIETF, now)
 	fmt.Println("RateLimit-Policy:", h.Get("RateLimit-Policy"))
 	fmt.Println("RateLimit:", h.Get("RateLimit"))
 	// Output:

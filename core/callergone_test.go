@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/internal/observertest"
-	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
 // A client that is denied, then sends and hangs up at once, must not get
@@ -49,54 +49,6 @@ func TestCallerGoneIsNotAStoreFailure(t *testing.T) {
 	assert.False(t, res.Degraded)
 }
 
-// Through the middleware, with a middleware in front that sees the client
-// hang up: the handler never runs and the answer is a 4xx, so hang-ups do
-// not raise the server's 5xx rate.
-func TestMiddlewareDoesNotServeAClientThatHungUp(t *testing.T) {
-	l := newTestLimiter(t, core.WithLimits(core.PerMinute(5)))
-	mw, err := core.NewMiddleware(l, core.HTTPKeyFunc(func(*http.Request) (string, error) { return "client", nil }))
-	require.NoError(t, err)
-	var served atomic.Int64
-	limited := mw.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }),
-		func(*http.Request) string { return "/" })
-	hangUp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithCancel(r.Context())
-		cancel()
-		limited.ServeHTTP(w, r.WithContext(ctx))
-	})
-
-	for range 5 {
-		limited.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
-	}
-	require.Equal(t, int64(5), served.Load())
-	for range 300 {
-		w := httptest.NewRecorder()
-		hangUp.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
-		assert.Equal(t, core.StatusClientClosedRequest, w.Code)
-	}
-	assert.Equal(t, int64(5), served.Load(), "the handler ran for a client that hung up")
-}
-
-func TestErrorStatus(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want int
-	}{
-		{"client went away", context.Canceled, core.StatusClientClosedRequest},
-		{"request deadline passed", context.DeadlineExceeded, http.StatusServiceUnavailable},
-		{"key function failed", assert.AnError, http.StatusInternalServerError},
-		{"no key in the request", fmt.Errorf("composite part 0: %w", keyfunc.ErrNoKey), http.StatusBadRequest},
-		{"malformed login body", fmt.Errorf("form field: %w", keyfunc.ErrMalformed), http.StatusBadRequest},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, core.ErrorStatus(tt.err))
-			assert.Equal(t, tt.want, core.Outcome{Err: tt.err}.Status())
-		})
-	}
-}
-
 // hangUpStore is a store that may block (a Redis one), whose every take
 // waits until its caller gives up and then fails as core/redisstore fails
 // a cancelled round trip: with an error that wraps both
@@ -122,16 +74,16 @@ func (s *hangUpStore) Take(ctx context.Context, dst []core.Decision, _ []string,
 // failure then says nothing about the store, so the request is not
 // admitted, not observed as degraded, and four times as many of them as
 // the breaker's Failures leave it closed. Through Limiter.Allow and the
-// middleware, with and without HTTPChargeIf (whose check peeks first).
+// middleware, with and without WithChargeIf (whose check peeks first).
 func TestCallerGoneDuringTheStoreCall(t *testing.T) {
 	const hangUps = 20 // the breaker opens after 5 failures
 	tests := []struct {
 		name string
-		opts []core.HTTPOption // nil: Limiter.Allow, no middleware
+		opts []httplimit.Option // nil: Limiter.Allow, no middleware
 	}{
 		{"Limiter.Allow", nil},
-		{"middleware", []core.HTTPOption{}},
-		{"middleware with HTTPChargeIf", []core.HTTPOption{core.HTTPChargeIf(core.FailedRequests)}},
+		{"middleware", []httplimit.Option{}},
+		{"middleware with WithChargeIf", []httplimit.Option{httplimit.WithChargeIf(httplimit.FailedRequests)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,8 +96,8 @@ func TestCallerGoneDuringTheStoreCall(t *testing.T) {
 			var served atomic.Int64
 			var h http.Handler
 			if tt.opts != nil {
-				opts := append([]core.HTTPOption{core.HTTPKeyFunc(func(*http.Request) (string, error) { return "client", nil })}, tt.opts...)
-				mw, err := core.NewMiddleware(l, opts...)
+				opts := append([]httplimit.Option{httplimit.WithKey(func(*http.Request) (string, error) { return "client", nil })}, tt.opts...)
+				mw, err := httplimit.New(l, opts...)
 				require.NoError(t, err)
 				h = mw.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }),
 					func(*http.Request) string { return "/" })
@@ -167,7 +119,7 @@ func TestCallerGoneDuringTheStoreCall(t *testing.T) {
 				} else {
 					w := httptest.NewRecorder()
 					h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx))
-					assert.Equal(t, core.StatusClientClosedRequest, w.Code)
+					assert.Equal(t, httplimit.StatusClientClosedRequest, w.Code)
 				}
 				cancel()
 			}

@@ -2,8 +2,6 @@ package core_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -78,19 +76,4 @@ func TestDenyCacheFollowsTheStoresInjectedClock(t *testing.T) {
 	clk.Advance(500 * time.Millisecond)
 	assert.True(t, allow().Allowed, "a second of the store's clock later the deny cache lets the request through")
 	assert.Equal(t, int64(3), store.takes.Load())
-}
-
-func TestMiddlewareHeaderTimeFollowsTheStoresInjectedClock(t *testing.T) {
-	at := time.Unix(1_700_000_000, 0)
-	ms, err := memstore.New(memstore.WithClock(func() time.Time { return at }))
-	require.NoError(t, err)
-	l := core.MustNewLimiter(ms, core.WithLimits(core.PerMinute(10)))
-	mw, err := core.NewMiddleware(l, core.HTTPHeaders(core.HeadersXRateLimit))
-	require.NoError(t, err)
-
-	w := httptest.NewRecorder()
-	o := mw.Decide(w, httptest.NewRequest(http.MethodGet, "/", nil), "")
-	require.True(t, o.Allowed())
-	// One of ten per minute used: full again in 6 s of the store's clock.
-	assert.Equal(t, "1700000006", w.Header().Get("X-RateLimit-Reset"))
 }

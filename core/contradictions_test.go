@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"net/http"
 	"testing"
 	"time"
 
@@ -61,53 +60,5 @@ func TestLimiterOptionsThatContradictEachOtherAreAnError(t *testing.T) {
 	t.Run("WithFailureMode(FailLocal) without WithFallback", func(t *testing.T) {
 		_, err := core.NewLimiter(local, core.WithLimits(core.PerSecond(1)), core.WithFailureMode(core.FailLocal))
 		assert.ErrorContains(t, err, "WithFallback")
-	})
-}
-
-func TestMiddlewareOptionsThatContradictEachOtherAreAnError(t *testing.T) {
-	l := newTestLimiter(t, core.WithLimits(core.PerSecond(1)))
-	key := func(*http.Request) (string, error) { return "k", nil }
-	cost := func(*http.Request) int64 { return 2 }
-	tests := []struct {
-		name string
-		a, b core.HTTPOption
-		want []string
-	}{
-		{"HTTPCost, HTTPCostFunc", core.HTTPCost(2), core.HTTPCostFunc(cost), []string{"HTTPCost", "HTTPCostFunc", "contradict"}},
-		{"HTTPCost twice", core.HTTPCost(2), core.HTTPCost(3), []string{"HTTPCost given twice"}},
-		{"HTTPChargeIf, HTTPCost(0)", core.HTTPChargeIf(core.FailedRequests), core.HTTPCost(0),
-			[]string{"HTTPChargeIf", "HTTPCost(0)", "contradict"}},
-		{"HTTPChargeIf twice", core.HTTPChargeIf(core.FailedRequests), core.HTTPChargeIf(core.SuccessfulRequests),
-			[]string{"HTTPChargeIf given twice"}},
-		{"HTTPCostFunc twice", core.HTTPCostFunc(cost), core.HTTPCostFunc(cost), []string{"HTTPCostFunc given twice"}},
-		{"HTTPKeyFunc twice", core.HTTPKeyFunc(key), core.HTTPKeyFunc(key), []string{"HTTPKeyFunc given twice"}},
-		{"HTTPTierFunc twice", core.HTTPTierFunc(func(*http.Request) string { return "" }),
-			core.HTTPTierFunc(func(*http.Request) string { return "" }), []string{"HTTPTierFunc given twice"}},
-		{"HTTPSkip twice", core.HTTPSkip(func(*http.Request) bool { return false }),
-			core.HTTPSkip(func(*http.Request) bool { return true }), []string{"HTTPSkip given twice"}},
-		{"HTTPHeaders twice", core.HTTPHeaders(core.HeadersIETF), core.HTTPHeaders(core.HeadersOff), []string{"HTTPHeaders given twice"}},
-		{"HTTPDenyHandler twice", core.HTTPDenyHandler(func(http.ResponseWriter, *http.Request, core.Result) {}),
-			core.HTTPDenyHandler(func(http.ResponseWriter, *http.Request, core.Result) {}), []string{"HTTPDenyHandler given twice"}},
-		{"HTTPErrorHandler twice", core.HTTPErrorHandler(func(http.ResponseWriter, *http.Request, error) {}),
-			core.HTTPErrorHandler(func(http.ResponseWriter, *http.Request, error) {}), []string{"HTTPErrorHandler given twice"}},
-	}
-	for _, tt := range tests {
-		for _, order := range [][2]core.HTTPOption{{tt.a, tt.b}, {tt.b, tt.a}} {
-			t.Run(tt.name, func(t *testing.T) {
-				_, err := core.NewMiddleware(l, order[0], order[1])
-				require.Error(t, err)
-				for _, w := range tt.want {
-					assert.Contains(t, err.Error(), w)
-				}
-			})
-		}
-	}
-	t.Run("HTTPRouteScope twice is the same thing", func(t *testing.T) {
-		_, err := core.NewMiddleware(l, core.HTTPRouteScope(), core.HTTPRouteScope())
-		assert.NoError(t, err)
-	})
-	t.Run("HTTPTierKey without WithTierResolver", func(t *testing.T) {
-		_, err := core.NewMiddleware(l, core.HTTPTierKey(key))
-		assert.ErrorContains(t, err, "HTTPTierKey needs a limiter with WithTierResolver")
 	})
 }

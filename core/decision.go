@@ -114,7 +114,6 @@ type Result struct {
 	limits []Limit                 // one per decision; a Limiter's are its tier's, shared
 	inline [inlineVerdicts]verdict // the verdicts, when there are at most inlineVerdicts
 	spill  []verdict               // else all of them
-	fields *headerFields           // the tier's formatted field parts, set by the Limiter; nil: format them
 }
 
 // inlineVerdicts is how many decisions a [Result] holds without
@@ -212,6 +211,17 @@ func (r *Result) binding() Decision {
 		return Decision{}
 	}
 	return r.decision(r.bindingIndex())
+}
+
+// BindingIndex returns the index of the binding decision ([Result.Binding])
+// among the decisions of r, or -1 when r has none. A front end that
+// caches what it formats per limit of a tier (the httplimit middleware's
+// rate-limit fields) finds the binding limit's entry by it.
+func (r Result) BindingIndex() int {
+	if r.Len() == 0 {
+		return -1
+	}
+	return r.bindingIndex()
 }
 
 // bindingIndex returns the index of the binding decision of r, which has

@@ -1,8 +1,11 @@
-// Package core is the framework-neutral engine of ratelimit: limits, the
-// [Store] contract that executes them atomically, the [Limiter] that turns
-// a client's request into one store call, and the [Middleware] that the
-// framework adapters (adapters/gin, adapters/echo, adapters/chi,
-// adapters/nethttp) put in front of HTTP handlers.
+// Package core is the protocol-neutral engine of ratelimit: limits and
+// tiers, the [Store] contract that executes them atomically, and the
+// [Limiter] that turns a client's request into one store call and answers
+// with a [Result]. It knows nothing of HTTP: the HTTP side (middleware,
+// options, headers, problem+json) is core/httplimit, which the framework
+// adapters (adapters/gin, adapters/echo, adapters/chi, adapters/nethttp)
+// put in front of handlers. Any other front end (gRPC, a job queue) is
+// built the same way, from the limiter's public seams.
 //
 // # Where to start
 //
@@ -16,10 +19,13 @@
 //	if !res.Allowed { /* refuse; retry in res.Binding().RetryAfter */ }
 //
 // Most HTTP services use a framework adapter instead of calling the
-// limiter: r.Use(ratelimitgin.New(limiter)). Callers outside HTTP that
-// should wait their turn rather than be refused (job workers, clients of
-// someone else's API) use [Limiter.Wait], [Limiter.WaitN] or
-// [Limiter.WaitTake].
+// limiter: r.Use(ratelimitgin.New(limiter)), configured with the options
+// of core/httplimit. Callers outside HTTP that should wait their turn
+// rather than be refused (job workers, clients of someone else's API) use
+// [Limiter.Wait], [Limiter.WaitN] or [Limiter.WaitTake]. A front end of
+// your own takes with [Limiter.Take] and gives a lease back with
+// [Limiter.Release]; to charge by outcome, it checks before the work
+// ([Limiter.Check]) and charges after it ([Limiter.Charge]).
 //
 // # The parts
 //
@@ -40,12 +46,8 @@
 //     limits and tiers, key prefix, timeout, failure mode and fallback,
 //     breaker, deny cache, observers (logs, metrics), shadow mode. It
 //     answers with a [Result]: allowed or not, and one [Decision] per
-//     limit.
-//   - A [Middleware] is the HTTP side, configured with [HTTPOption]s, the
-//     HTTP* functions: who the client is ([HTTPKeyFunc], the keyfunc
-//     package), its tier ([HTTPTierFunc], [HTTPTierKey]), the cost, the
-//     headers ([HTTPHeaders]: the IETF RateLimit fields by default), what
-//     a denial and an error look like.
+//     limit, and tells its [Observer]s ([SlogObserver], the Prometheus
+//     observer of metrics/prometheus).
 //
 // # Production behaviour
 //
@@ -59,6 +61,6 @@
 // # Tests
 //
 // Time comes from the store: give memstore.WithClock (or
-// redisstore.WithClock) a fake clock, and the limiter, its caches and the
-// middleware's headers follow it ([Capabilities].Clock).
+// redisstore.WithClock) a fake clock, and the limiter, its caches and
+// every front end reading [Limiter.Now] follow it ([Capabilities].Clock).
 package core

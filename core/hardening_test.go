@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratelimitkit/ratelimit/internal/logsample"
 	"github.com/ratelimitkit/ratelimit/internal/logtest"
 )
 
@@ -81,7 +80,7 @@ func TestDenyCacheWaiterWhoseCallerIsGone(t *testing.T) {
 // A request that can never fit gets CostTooHigh (413) even while a denial
 // of the same client is cached: the cached 429 would invite retries that
 // can never succeed. Both ways to the deny cache: a take, and the check
-// before the handler of HTTPChargeIf (Limiter.check), which reads the
+// before the handler of WithChargeIf (Limiter.check), which reads the
 // cache without waiting for a probe.
 func TestDenyCacheDoesNotAnswerACostThatCanNeverFit(t *testing.T) {
 	tests := []struct {
@@ -91,7 +90,7 @@ func TestDenyCacheDoesNotAnswerACostThatCanNeverFit(t *testing.T) {
 		{"Take", func(l *Limiter, cost int64) (Result, error) {
 			return l.AllowN(context.Background(), "a", cost)
 		}},
-		{"the check of HTTPChargeIf", func(l *Limiter, cost int64) (Result, error) {
+		{"the check of WithChargeIf", func(l *Limiter, cost int64) (Result, error) {
 			var res Result
 			_, err := l.check(context.Background(), Request{Identity: "a", Cost: cost}, &res)
 			return res, err
@@ -110,7 +109,7 @@ func TestDenyCacheDoesNotAnswerACostThatCanNeverFit(t *testing.T) {
 			res, err = tt.take(l, 6)
 			require.NoError(t, err)
 			assert.Equal(t, CostTooHigh, res.Binding().Reason)
-			assert.Equal(t, http.StatusRequestEntityTooLarge, DenyStatus(res))
+			assert.False(t, res.Degraded, "a real denial, answered 413 by httplimit.DenyStatus: the cost can never fit")
 
 			res, err = tt.take(l, 5)
 			require.NoError(t, err)
@@ -160,32 +159,6 @@ func TestCachesHoldBoundedIdentities(t *testing.T) {
 	}
 }
 
-// A key function that fails for every request (a client's malformed body)
-// must not let that client flood the log: the Middleware's default error
-// handler samples its lines and cuts what the client controls.
-func TestDefaultErrorLogIsSampledAndTruncated(t *testing.T) {
-	buf := logtest.CaptureDefault(t, slog.LevelDebug)
-	l := MustNewLimiter(&recordingStore{}, WithLimits(PerSecond(1)))
-	m, err := NewMiddleware(l, HTTPKeyFunc(func(r *http.Request) (string, error) {
-		return "", fmt.Errorf("no account in %q", r.URL.Path)
-	}))
-	require.NoError(t, err)
-	m.errLog.now = newManualClock().Now // no refill during the test
-	path := "/" + strings.Repeat("a", 64<<10)
-
-	for range 100 {
-		w := httptest.NewRecorder()
-		m.Handler(http.NotFoundHandler(), func(*http.Request) string { return "/" }).
-			ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
-		require.Equal(t, http.StatusInternalServerError, w.Code)
-	}
-	lines := logtest.Lines(buf)
-	assert.Len(t, lines, logBurst, "lines beyond the sampler's burst")
-	for _, line := range lines {
-		assert.Less(t, len(line), 2*1024, "a log line carries the client's 64 KB path")
-	}
-}
-
 // With no observer, a store failing every take open is logged (sampled),
 // never silent.
 func TestStoreFailuresAreLoggedWithoutAnObserver(t *testing.T) {
@@ -198,7 +171,7 @@ func TestStoreFailuresAreLoggedWithoutAnObserver(t *testing.T) {
 	}
 	lines := logtest.Lines(buf)
 	require.NotEmpty(t, lines, "a store failing open logged nothing")
-	assert.LessOrEqual(t, len(lines), logBurst+1, "sampled")
+	assert.LessOrEqual(t, len(lines), logsample.Burst+1, "sampled")
 	assert.Contains(t, lines[0], "store unavailable")
 	assert.Contains(t, lines[0], "level=ERROR")
 

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 )
 
 // Leaser is implemented by stores that execute [Concurrency] limits:
@@ -60,7 +62,7 @@ const ConcurrencyRetryAfter = time.Second
 // A Lease is what an admitted request holds on the [Concurrency] limits of
 // its tier: one id, held under the key of each. [Limiter.Take] puts it in
 // [Result.Lease]; give it back with [Limiter.Release] when the request
-// ends (the [Middleware] does it after the handler). A Lease is safe for concurrent use; releasing it twice releases it
+// ends (the httplimit middleware does it after the handler). A Lease is safe for concurrent use; releasing it twice releases it
 // once.
 type Lease struct {
 	id       string
@@ -77,6 +79,16 @@ func (ls *Lease) ID() string { return ls.id }
 // Keys returns the store keys under which the lease is held, one per
 // Concurrency limit of the tier.
 func (ls *Lease) Keys() []string { return append([]string(nil), ls.keys...) }
+
+// TTL returns the shortest lease TTL (Period) among the Concurrency limits
+// that hold the lease: renew it well within that ([Limiter.Renew]).
+func (ls *Lease) TTL() time.Duration {
+	ttl := ls.limits[0].Period
+	for _, l := range ls.limits[1:] {
+		ttl = min(ttl, l.Period)
+	}
+	return ttl
+}
 
 // newLeaseID returns 128 random bits as 32 hex digits. They come from
 // math/rand/v2's global source, a ChaCha8 generator seeded by the runtime
@@ -155,23 +167,36 @@ func (l *Limiter) releaseAll(ctx context.Context, store Leaser, keys []string, l
 		if errors.Is(err, ErrStoreUnavailable) || ctx.Err() != nil {
 			l.pending.add(pendingRelease{store: store, key: key, limit: limits[i], lease: lease}, l.now())
 		}
-		errs = append(errs, fmt.Errorf("ratelimit: release lease: %w", err))
+		errs = append(errs, errwrap.Wrap("ratelimit: ", "release lease", err))
 	}
 	return errors.Join(errs...)
 }
 
 // Renew pushes the expiry of the lease of res to the lease TTL of each
 // Concurrency limit from now, for a request that runs longer than the
-// TTL: call it well within every TTL (every TTL / 3, say). It returns nil
-// for a Result that holds no lease, [ErrLeaseLost] (wrapped) when a lease
-// had expired already, and the store's error when it could not be asked.
-// Unlike [Limiter.Release], it runs under ctx (and the limiter's timeout).
-// Like Release, it is sent whatever the circuit breaker says.
+// TTL: call it well within every TTL (every [Lease.TTL] / 3, say). It
+// returns nil for a Result that holds no lease, [ErrLeaseLost] (wrapped)
+// when a lease had expired already, and the store's error when it could
+// not be asked. Unlike [Limiter.Release], it runs under ctx (and the
+// limiter's timeout). Like Release, it is sent whatever the circuit
+// breaker says. The outcome of every renewal of a lease is reported to
+// the observers that implement [RenewObserver] (unless the lease was
+// released while it ran: then it is moot); when none does, a failed
+// renewal is logged (sampled) on slog's default logger.
 func (l *Limiter) Renew(ctx context.Context, res Result) error {
 	ls := res.Lease
 	if ls == nil || ls.released.Load() {
 		return nil
 	}
+	err := l.renew(ctx, ls)
+	if !ls.released.Load() { // released meanwhile: whatever the renewal said is moot
+		l.renewed(ctx, res, err)
+	}
+	return err
+}
+
+// renew is [Limiter.Renew] of the lease ls, without the observers.
+func (l *Limiter) renew(ctx context.Context, ls *Lease) error {
 	ctx, cancel := l.leaseContext(ctx, ls.store)
 	defer cancel()
 	var errs []error
@@ -181,7 +206,7 @@ func (l *Limiter) Renew(ctx context.Context, res Result) error {
 			err = fmt.Errorf("%w (limit %q)", ErrLeaseLost, ls.limits[i].Name)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("ratelimit: renew lease: %w", err))
+			errs = append(errs, errwrap.Wrap("ratelimit: ", "renew lease", err))
 		}
 	}
 	return errors.Join(errs...)

@@ -155,7 +155,7 @@ const DefaultLeaseTTL = 30 * time.Second
 // rate limits beside it in a tier weighs their quota. A cost of zero peeks
 // (reports the leases in flight, takes none).
 //
-// The [Middleware] holds a request's lease until its handler returns,
+// The httplimit.Middleware holds a request's lease until its handler returns,
 // renewing it every third of the TTL meanwhile. Mount it inside any
 // wrapper that abandons its handler at a timeout (http.TimeoutHandler,
 // echo's middleware.Timeout), so that it wraps the work itself:

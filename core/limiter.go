@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 	"github.com/ratelimitkit/ratelimit/internal/keylayout"
+	"github.com/ratelimitkit/ratelimit/internal/logsample"
 	"github.com/ratelimitkit/ratelimit/internal/secrethash"
 )
 
@@ -68,6 +68,7 @@ type Limiter struct {
 	now       clockFunc               // the store's Clock (Capabilities), or time.Now
 	keyIdent  bool                    // a TierKey the resolver knows is the Identity (WithTierKeyIdentity)
 	pending   pendingReleases
+	renewLog  *logsample.Sampler // failed renewals no RenewObserver hears
 
 	waitTimer  timerFunc                         // the sleeps of WaitTake; nil: time.NewTimer
 	waitJitter func(time.Duration) time.Duration // nil: uniform in [0, max]
@@ -92,7 +93,7 @@ type Request struct {
 	Cost int64
 	// Route is the route template the request matched ("/users/:id"), for
 	// observers (metrics labels). It is not part of any key: see
-	// [HTTPRouteScope] for per-route quotas.
+	// httplimit.WithRouteScope for per-route quotas.
 	Route string
 }
 
@@ -132,7 +133,7 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 		store: store, head: keylayout.Head(c.prefix), plans: make(map[string]*plan, len(c.tiers)),
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
 		quiet: quiet, shadow: c.shadow, now: clockOf(caps), keyIdent: c.keyIdent,
-		local: caps.NonBlocking, shard: caps.Shard,
+		local: caps.NonBlocking, shard: caps.Shard, renewLog: logsample.New(nil),
 	}
 	if err := l.addPlans(c); err != nil {
 		return nil, err
@@ -195,18 +196,6 @@ func (l *Limiter) checkLeaser() error {
 		}
 	}
 	return nil
-}
-
-// leasedLimit returns a tier with a Concurrency limit and the name of
-// that limit; ok is false when no tier has one. Tiers are visited in
-// name order, so the answer is the same on every call.
-func (l *Limiter) leasedLimit() (tier, limit string, ok bool) {
-	for _, name := range slices.Sorted(maps.Keys(l.plans)) {
-		if p := l.plans[name]; len(p.leased) > 0 {
-			return p.name, p.limits[p.leased[0]].Name, true
-		}
-	}
-	return "", "", false
 }
 
 // MustNewLimiter is like [NewLimiter] but panics on invalid configuration.
@@ -330,7 +319,7 @@ func (l *Limiter) answered(ctx context.Context, req *Request, p *plan, err error
 // the limiter adds (the tier, the policy field, shadow mode) and tells the
 // observers.
 func (l *Limiter) decided(ctx context.Context, req *Request, p *plan, tierErr error, res *Result) {
-	res.Tier, res.TierErr, res.fields = p.name, tierErr, p.fieldsOf(res)
+	res.Tier, res.TierErr = p.name, tierErr
 	if l.shadow && !res.Allowed && !res.Degraded {
 		res.Allowed, res.Shadowed = true, true
 	}
@@ -349,7 +338,7 @@ func (l *Limiter) observe(ctx context.Context, req Request, res *Result) {
 
 // callerGone wraps the error of a caller's context that is done.
 func callerGone(err error) error {
-	return fmt.Errorf("ratelimit: caller gone: %w", err)
+	return errwrap.Wrap("ratelimit: ", "caller gone", err)
 }
 
 // take decides req with the deny cache, the breaker and the store, into
@@ -453,7 +442,7 @@ func (l *Limiter) decide(ctx context.Context, sc *scratch, t *takeCall, p *plan,
 		l.degraded(ctx, sc, p, t, err, res)
 		return nil
 	}
-	return fmt.Errorf("ratelimit: store: %w", err)
+	return errwrap.Wrap("ratelimit: ", "store", err)
 }
 
 // call runs one call of the store under the timeout and the breaker of the
@@ -549,11 +538,11 @@ func (l *Limiter) resolved(ctx context.Context, req *Request, key [sha256.Size]b
 		req.Identity = secrethash.KeyIdentity(req.TierKey)
 	}
 	if err != nil && name == "" {
-		return l.def, fmt.Errorf("ratelimit: resolve tier: %w", err)
+		return l.def, errwrap.Wrap("ratelimit: ", "resolve tier", err)
 	}
 	p, unknown := l.named(name)
 	if err != nil && unknown == nil {
-		return p, fmt.Errorf("ratelimit: resolve tier: %w", err)
+		return p, errwrap.Wrap("ratelimit: ", "resolve tier", err)
 	}
 	return p, unknown
 }

@@ -2,8 +2,6 @@ package core_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -37,35 +35,6 @@ func BenchmarkLimiterAllow(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkMiddleware is the net/http path over the memory store: key
-// function, limiter, headers; the handler writes nothing.
-func BenchmarkMiddleware(b *testing.B) {
-	l := benchLimiter(b, core.PerSecond(1e6).WithName("s"))
-	mw, err := core.NewMiddleware(l)
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := mw.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
-		func(*http.Request) string { return "/" })
-	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		w := &discardWriter{h: make(http.Header)}
-		for pb.Next() {
-			clear(w.h)
-			h.ServeHTTP(w, r)
-		}
-	})
-}
-
-// discardWriter is a ResponseWriter that keeps nothing but its header map,
-// so the benchmark measures the middleware, not a recorder.
-type discardWriter struct{ h http.Header }
-
-func (w *discardWriter) Header() http.Header         { return w.h }
-func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (w *discardWriter) WriteHeader(int)             {}
 
 func benchLimiter(b *testing.B, limits ...core.Limit) *core.Limiter {
 	b.Helper()

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+
+	"github.com/ratelimitkit/ratelimit/internal/logsample"
 )
 
 // An Observer hears about every decision and breaker change of a
@@ -33,21 +35,21 @@ type Observer interface {
 // A SlogObserver is safe for concurrent use. The zero value is not usable;
 // make one with [NewSlogObserver].
 type SlogObserver struct {
-	log        *logSampler
+	log        *logsample.Sampler
 	violations bool // false: store failures and breaker changes only
 }
 
 // NewSlogObserver returns an observer logging to logger with the default
 // sampling (10 lines at once, then 10 per second).
 func NewSlogObserver(logger *slog.Logger) *SlogObserver {
-	return &SlogObserver{log: newLogSampler(logger), violations: true}
+	return &SlogObserver{log: logsample.New(logger), violations: true}
 }
 
 // failureLog is the observer of a [Limiter] built with no observer: store
 // failures and breaker changes on slog's default logger, sampled, so a
 // store failing every take open is never silent.
 func failureLog() *SlogObserver {
-	return &SlogObserver{log: newLogSampler(nil)}
+	return &SlogObserver{log: logsample.New(nil)}
 }
 
 // Decided logs a denied (or shadow-denied) request at Warn, a degraded
@@ -57,18 +59,18 @@ func failureLog() *SlogObserver {
 // lookup key.
 func (o *SlogObserver) Decided(ctx context.Context, req Request, res Result) {
 	if res.TierErr != nil {
-		o.log.emit(ctx, slog.LevelWarn, "ratelimit: tier resolver failed",
+		o.log.Emit(ctx, slog.LevelWarn, "ratelimit: tier resolver failed",
 			slog.String("client", HashIdentity(req.Identity)), slog.String("tier", res.Tier),
-			slog.Bool("stale", errors.Is(res.TierErr, ErrTierStale)), slog.String("error", truncated(errorText(res.TierErr))))
+			slog.Bool("stale", errors.Is(res.TierErr, ErrTierStale)), slog.String("error", logsample.ErrorText(res.TierErr)))
 	}
 	switch {
 	case res.Degraded:
-		o.log.emit(ctx, slog.LevelError, "ratelimit: store unavailable, degraded decision",
+		o.log.Emit(ctx, slog.LevelError, "ratelimit: store unavailable, degraded decision",
 			slog.String("client", HashIdentity(req.Identity)), slog.String("tier", res.Tier),
-			slog.Bool("allowed", res.Allowed), slog.String("error", truncated(errorText(res.Err))))
+			slog.Bool("allowed", res.Allowed), slog.String("error", logsample.ErrorText(res.Err)))
 	case o.violations && (!res.Allowed || res.Shadowed):
 		b := res.Binding()
-		o.log.emit(ctx, slog.LevelWarn, "ratelimit: limit exceeded",
+		o.log.Emit(ctx, slog.LevelWarn, "ratelimit: limit exceeded",
 			slog.String("client", HashIdentity(req.Identity)), slog.String("tier", res.Tier),
 			slog.String("limit", b.Limit.Name), slog.String("reason", b.Reason.String()),
 			slog.Duration("retry_after", b.RetryAfter), slog.Bool("shadow", res.Shadowed))
@@ -81,8 +83,8 @@ func (o *SlogObserver) Released(ctx context.Context, res Result, err error) {
 	if err == nil {
 		return
 	}
-	o.log.emit(ctx, slog.LevelWarn, "ratelimit: lease not released, it expires after its TTL",
-		slog.String("tier", res.Tier), slog.String("error", truncated(errorText(err))))
+	o.log.Emit(ctx, slog.LevelWarn, "ratelimit: lease not released, it expires after its TTL",
+		slog.String("tier", res.Tier), slog.String("error", logsample.ErrorText(err)))
 }
 
 // Renewed logs a lease the middleware could not renew, at Warn: lost (it
@@ -92,21 +94,14 @@ func (o *SlogObserver) Renewed(ctx context.Context, res Result, err error) {
 	if err == nil {
 		return
 	}
-	o.log.emit(ctx, slog.LevelWarn, "ratelimit: lease not renewed",
-		slog.String("tier", res.Tier), slog.String("error", truncated(errorText(err))))
+	o.log.Emit(ctx, slog.LevelWarn, "ratelimit: lease not renewed",
+		slog.String("tier", res.Tier), slog.String("error", logsample.ErrorText(err)))
 }
 
 // BreakerChanged logs the change at Warn.
 func (o *SlogObserver) BreakerChanged(from, to BreakerState) {
-	o.log.emit(context.Background(), slog.LevelWarn, "ratelimit: circuit breaker "+to.String(),
+	o.log.Emit(context.Background(), slog.LevelWarn, "ratelimit: circuit breaker "+to.String(),
 		slog.String("from", from.String()), slog.String("to", to.String()))
-}
-
-func errorText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 // HashIdentity returns a short, stable, non-reversible name for an
@@ -114,4 +109,35 @@ func errorText(err error) string {
 func HashIdentity(identity string) string {
 	sum := sha256.Sum256([]byte(identity))
 	return hex.EncodeToString(sum[:6])
+}
+
+// A RenewObserver is an [Observer] that also hears about every renewal of
+// a lease ([Limiter.Renew], which the httplimit middleware calls on a
+// timer while a handler runs): err is nil when the store pushed the
+// lease's expiry, [ErrLeaseLost] (wrapped) when the lease had expired
+// already (the request runs on without a place, and is not renewed
+// again), else why the store could not be asked (it is tried again at the
+// next renewal). Like Decided, Renewed runs off the request path but must
+// be fast and must not block.
+type RenewObserver interface {
+	Observer
+	// Renewed is called once per renewal, whatever its outcome.
+	Renewed(ctx context.Context, res Result, err error)
+}
+
+// renewed tells the observers about a renewal of the lease of res, and
+// logs a failed one on the limiter's sampled log when no observer hears
+// renewals.
+func (l *Limiter) renewed(ctx context.Context, res Result, err error) {
+	heard := false
+	for _, o := range l.observers {
+		if ro, ok := o.(RenewObserver); ok {
+			ro.Renewed(ctx, res, err)
+			heard = true
+		}
+	}
+	if err != nil && !heard {
+		l.renewLog.Emit(ctx, slog.LevelWarn, "ratelimit: lease not renewed",
+			slog.String("tier", res.Tier), slog.String("error", logsample.ErrorText(err)))
+	}
 }

@@ -16,7 +16,7 @@ func TestSlogObserverLogsViolationsSampledAndWithoutIdentities(t *testing.T) {
 	var buf bytes.Buffer
 	clock := newManualClock()
 	o := NewSlogObserver(slog.New(slog.NewTextHandler(&buf, nil)))
-	o.log.now = clock.Now
+	o.log.Now = clock.Now
 	denied := NewResult(Decision{Limit: PerSecond(1).WithName("s"), Reason: Exhausted, RetryAfter: time.Second})
 	denied.Tier = "free"
 	req := Request{Identity: "203.0.113.7", Cost: 1}

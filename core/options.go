@@ -174,7 +174,7 @@ func WithPrefix(prefix string) Option {
 
 // WithTierResolver makes the limiter ask resolve for the tier of requests
 // that name none, by their lookup key ([Request.TierKey], else the
-// Identity; the middleware's [HTTPTierKey]). Answers are cached by a hash
+// Identity; the middleware's httplimit.WithTierKey). Answers are cached by a hash
 // of the key for ttl (default 1 minute when zero): a plan change reaches
 // the limiter within ttl. Errors are not cached.
 //

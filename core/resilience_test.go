@@ -309,30 +309,6 @@ func TestLimiterGivesOnlyBlockingStoresADeadline(t *testing.T) {
 	assert.False(t, local.hadDeadline, "a NonBlocking store needs no timer")
 }
 
-func TestFallbackDenialsAreReportedLikeStoreDenials(t *testing.T) {
-	primary := &recordingStore{err: errDown}
-	local := &recordingStore{deny: map[string]bool{"s": true}}
-	l := MustNewLimiter(primary, WithLimits(PerSecond(10).WithName("s")), WithFallback(local, 1))
-
-	res, err := l.Allow(context.Background(), "a")
-	require.NoError(t, err)
-
-	assert.True(t, res.Degraded)
-	assert.True(t, res.Fallback)
-	assert.Equal(t, 429, DenyStatus(res), "a real, local, denial")
-	h := make(map[string][]string)
-	SetHeaders(h, res, HeadersIETF, time.Now())
-	assert.Contains(t, h, "Ratelimit", "quota fields describe the fallback's decision")
-	assert.Contains(t, h, "Retry-After")
-
-	made := MustNewLimiter(primary, WithLimits(PerSecond(10).WithName("s")), WithFailureMode(FailClosed))
-	res, err = made.Allow(context.Background(), "a")
-	require.NoError(t, err)
-	assert.False(t, res.Fallback)
-	assert.Equal(t, 503, DenyStatus(res), "made-up decisions: the limiter cannot tell")
-	assert.Equal(t, Unavailable, res.Binding().Reason, "not a quota's exhaustion: nothing is known about the quota")
-}
-
 func TestDenyCacheIsOnByDefault(t *testing.T) {
 	tests := []struct {
 		name       string

@@ -58,9 +58,10 @@ type Capabilities struct {
 	// options of core/memstore and core/redisstore give it for tests. The
 	// store owns time: a [Limiter] over a store with a Clock reads it for
 	// everything it times itself (the deny cache, the tier cache, the
-	// circuit breaker's open period), and its [Middleware] for the epoch
-	// X-RateLimit-Reset, so that one fake clock given to the store moves
-	// the whole limiter. Otherwise they read time.Now.
+	// circuit breaker's open period), and the front ends that read
+	// [Limiter.Now] (the epoch X-RateLimit-Reset of core/httplimit), so
+	// that one fake clock given to the store moves the whole limiter.
+	// Otherwise they read time.Now.
 	Clock func() time.Time
 	// CheckTimeout, when not nil, returns an error saying why the store
 	// cannot keep a decision budget of d, or nil; core/redisstore on a

@@ -42,7 +42,7 @@ func RecipeTiers() []Tier {
 
 // A TierResolver returns the tier name for a lookup key, typically by
 // looking up the plan of an API key or account. The key is the request's
-// [Request.TierKey] (with the middleware, what [HTTPTierKey] returns: the
+// [Request.TierKey] (with the middleware, what httplimit.WithTierKey returns: the
 // raw API key, say), or its Identity when that is empty; an identity made
 // by keyfunc.Header is a hash ("key:..."), which no plan table knows, so
 // API-key clients need TierKey. The [Limiter] caches the answers by a hash
@@ -93,13 +93,11 @@ const maxLimitsPerTier = 16
 type plan struct {
 	name        string
 	limits      []Limit
-	shares      []Limit       // limits divided among the nodes, for FailLocal
-	suffixes    []string      // keylayout.Suffix of each limit
-	suffixBytes int           // the length of all suffixes together
-	fits        int64         // the largest cost every rate limit can ever admit
-	leased      []int         // the indices of the Concurrency limits
-	fields      *headerFields // the rate-limit field parts of limits
-	local       *headerFields // and of the fallback's limits
+	shares      []Limit  // limits divided among the nodes, for FailLocal
+	suffixes    []string // keylayout.Suffix of each limit
+	suffixBytes int      // the length of all suffixes together
+	fits        int64    // the largest cost every rate limit can ever admit
+	leased      []int    // the indices of the Concurrency limits
 }
 
 // newPlan validates t. nodes > 0 also prepares the local fallback limits.
@@ -138,16 +136,7 @@ func newPlan(t Tier, nodes int) (*plan, error) {
 			p.shares = append(p.shares, l.share(int64(nodes)))
 		}
 	}
-	p.fields, p.local = newHeaderFields(p.limits), newHeaderFields(p.shares)
 	return p, nil
-}
-
-// fieldsOf returns the rate-limit field parts of a Result of p.
-func (p *plan) fieldsOf(res *Result) *headerFields {
-	if res.Fallback {
-		return p.local
-	}
-	return p.fields
 }
 
 // keys appends the store keys of the client id (already safe) to dst.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 )
 
 // ContextValue keys by the value stored under key in the request context,
@@ -22,7 +24,7 @@ func ContextValue(key any) Func {
 			return "", err
 		}
 		if s == "" {
-			return "", fmt.Errorf("ratelimit: keyfunc: context key %T: %w", key, ErrNoKey)
+			return "", errwrap.Wrap(errPrefix, fmt.Sprintf("context key %T", key), ErrNoKey)
 		}
 		return "ctx:" + s, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
@@ -102,7 +103,7 @@ func formValue(fn, name string, normalize func(string) string) (Func, error) {
 		}
 		v = strings.ToLower(strings.TrimSpace(normalize(v)))
 		if v == "" {
-			return "", fmt.Errorf("ratelimit: keyfunc: form field %.64q: %w", name, ErrNoKey)
+			return "", errwrap.Wrap(errPrefix, fmt.Sprintf("form field %.64q", name), ErrNoKey)
 		}
 		return "form:" + hash22(keylayout.Identity(name, v)), nil
 	}, nil
@@ -117,7 +118,7 @@ func formField(r *http.Request, name string) (string, error) {
 	}
 	query, inQuery := firstValue(r.URL, name)
 	if inBody && inQuery && body != query {
-		return "", fmt.Errorf("ratelimit: keyfunc: form field %.64q differs between body and query: %w", name, ErrMalformed)
+		return "", errwrap.Wrap(errPrefix, fmt.Sprintf("form field %.64q differs between body and query", name), ErrMalformed)
 	}
 	if inBody {
 		return body, nil
@@ -154,7 +155,7 @@ func bodyField(r *http.Request, name string) (string, bool, error) {
 	case err != nil:
 		return "", false, err
 	case inForm && inObj && form != obj:
-		return "", false, fmt.Errorf("ratelimit: keyfunc: form field %.64q differs between the form and the JSON object in the body: %w", name, ErrMalformed)
+		return "", false, errwrap.Wrap(errPrefix, fmt.Sprintf("form field %.64q differs between the form and the JSON object in the body", name), ErrMalformed)
 	case inForm:
 		return form, true, nil
 	}
@@ -218,7 +219,7 @@ func jsonField(buf []byte, name string) (string, bool, error) {
 		return "", false, nil
 	}
 	if matches > 1 {
-		return "", false, fmt.Errorf("ratelimit: keyfunc: form field %.64q: %d JSON members match it, ignoring case: %w", name, matches, ErrMalformed)
+		return "", false, errwrap.Wrap(errPrefix, fmt.Sprintf("form field %.64q: %d JSON members match it, ignoring case", name, matches), ErrMalformed)
 	}
 	v, ok := value.(string)
 	return v, ok, nil
@@ -231,10 +232,10 @@ func peekBody(r *http.Request) ([]byte, error) {
 	buf, err := io.ReadAll(io.LimitReader(orig, MaxFormBytes+1))
 	r.Body = restoredBody{Reader: io.MultiReader(bytes.NewReader(buf), orig), Closer: orig}
 	if err != nil {
-		return nil, fmt.Errorf("ratelimit: keyfunc: read form body: %w: %w", ErrMalformed, err)
+		return nil, errwrap.Wrap(errPrefix, "read form body", fmt.Errorf("%w: %w", ErrMalformed, err))
 	}
 	if len(buf) > MaxFormBytes {
-		return nil, fmt.Errorf("ratelimit: keyfunc: form body over %d bytes: %w", MaxFormBytes, ErrMalformed)
+		return nil, errwrap.Wrap(errPrefix, fmt.Sprintf("form body over %d bytes", MaxFormBytes), ErrMalformed)
 	}
 	return buf, nil
 }

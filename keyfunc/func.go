@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
 
@@ -18,17 +19,21 @@ import (
 // equivalent reader.
 type Func func(r *http.Request) (string, error)
 
+// errPrefix starts the text of every error of the package; the layers of
+// one error chain say it once (errwrap.Wrap).
+const errPrefix = "ratelimit: keyfunc: "
+
 // ErrNoKey reports that a request carries no value for a [Func] to key by:
 // the header, token, context value or form field is missing, empty or too
 // long. Test for it with errors.Is; [FirstOf] moves on to its next Func when
-// it sees it. It has a ClientError method: core.ErrorStatus answers 400.
+// it sees it. It has a ClientError method: httplimit.ErrorStatus answers 400.
 var ErrNoKey error = clientError("ratelimit: keyfunc: no key in request")
 
 // ErrMalformed reports a request whose key cannot be read safely: a login
 // body over [MaxFormBytes], a field whose body and query values differ, a
 // JSON body with two members for one field. Unlike [ErrNoKey] it stops
 // [FirstOf]: falling back would let a client choose which value it is
-// counted under. It has a ClientError method: core.ErrorStatus answers 400.
+// counted under. It has a ClientError method: httplimit.ErrorStatus answers 400.
 var ErrMalformed error = clientError("ratelimit: keyfunc: malformed request")
 
 // A clientError is an error caused by the request itself.
@@ -37,7 +42,7 @@ type clientError string
 func (e clientError) Error() string { return string(e) }
 
 // ClientError marks e as caused by the request, not the server:
-// core.ErrorStatus answers 400 for any error that has a ClientError method
+// httplimit.ErrorStatus answers 400 for any error that has a ClientError method
 // returning true, so a client sending bad input cannot raise a server's
 // 5xx rate.
 func (e clientError) ClientError() bool { return true }
@@ -97,7 +102,7 @@ func Composite(funcs ...Func) Func {
 		for i, f := range funcs {
 			p, err := f(r)
 			if err != nil {
-				return "", fmt.Errorf("ratelimit: keyfunc: composite part %d: %w", i, err)
+				return "", errwrap.Wrap(errPrefix, fmt.Sprintf("composite part %d", i), err)
 			}
 			parts[i] = p
 		}

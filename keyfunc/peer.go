@@ -6,11 +6,12 @@ import (
 	"net/http"
 	"net/netip"
 
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 	"github.com/ratelimitkit/ratelimit/internal/proxyhint"
 )
 
 // PeerIP keys by the address of the TCP peer, r.RemoteAddr, as the
-// middleware's default key ([core.RemoteAddrKey]) does, and cannot be
+// middleware's default key ([httplimit.RemoteAddrKey]) does, and cannot be
 // spoofed: safe whenever clients connect to this server directly. Behind
 // a proxy every client would share the proxy's address; use
 // [XForwardedFor], [Forwarded] or [TrustedHeader] there.
@@ -48,7 +49,7 @@ func peerAddr(r *http.Request) (netip.Addr, error) {
 	}
 	a, err := netip.ParseAddr(host)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("ratelimit: keyfunc: remote address %.64q is not an IP address: %w", r.RemoteAddr, ErrNoKey)
+		return netip.Addr{}, errwrap.Wrap(errPrefix, fmt.Sprintf("remote address %.64q is not an IP address", r.RemoteAddr), ErrNoKey)
 	}
 	return clean(a), nil
 }

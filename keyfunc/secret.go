@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 	"github.com/ratelimitkit/ratelimit/internal/secrethash"
 )
 
@@ -45,7 +46,7 @@ func BearerToken() Func {
 	return func(r *http.Request) (string, error) {
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") {
-			return "", fmt.Errorf("ratelimit: keyfunc: no bearer token: %w", ErrNoKey)
+			return "", errwrap.Wrap(errPrefix, "no bearer token", ErrNoKey)
 		}
 		return hashSecret("Authorization", strings.TrimLeft(token, " "))
 	}
@@ -54,7 +55,7 @@ func BearerToken() Func {
 // hashSecret returns the identity of secret, read from header.
 func hashSecret(header, secret string) (string, error) {
 	if secret == "" || len(secret) > MaxSecretBytes {
-		return "", fmt.Errorf("ratelimit: keyfunc: %s: missing, empty or oversized: %w", header, ErrNoKey)
+		return "", errwrap.Wrap(errPrefix, fmt.Sprintf("%s: missing, empty or oversized", header), ErrNoKey)
 	}
 	return secrethash.KeyIdentity(secret), nil
 }

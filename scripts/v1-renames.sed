@@ -65,3 +65,50 @@ s/\bownError\b/customError/g
 #   WithFallback with WithFailureMode(FailOpen|FailClosed), HTTPCost with HTTPCostFunc,
 #   HTTPTierKey without WithTierResolver, and (redisstore on a Cluster) a WithTimeout
 #   longer than the client's ReadTimeout (the safe clients: up to 500 ms).
+#
+# v1 (issue 17): the HTTP side of core is its own package, core/httplimit
+# (import "github.com/ratelimitkit/ratelimit/core/httplimit"; add it where
+# the compiler asks, and drop core's import where nothing else uses it).
+# The option family loses its HTTP prefix; the constructor is httplimit.New.
+# CHANGELOG.md is history: leave it out of the files the script rewrites.
+# Protect the names qualified by another package (echo's e.HTTPErrorHandler).
+s/([A-Za-z0-9_])\.(HTTP(Options?|KeyFunc|CostFunc|Cost|TierFunc|TierKey|Skip|Headers|DenyHandler|ErrorHandler|RouteScope|ChargeIf|Finish)|NewMiddleware)\b/\1.__KEEP17__\2/g
+s/\bcore\.__KEEP17__/core./g
+s/\bcore\.NewMiddleware\b/httplimit.New/g
+s/\bNewMiddleware\b/New/g
+s/\bcore\.HTTPOptions\b/httplimit.Options/g
+s/\bcore\.HTTPOption\b/httplimit.Option/g
+s/\bHTTPOption\b/Option/g
+s/\bcore\.HTTPKeyFunc\b/httplimit.WithKey/g
+s/\bHTTPKeyFunc\b/WithKey/g
+s/\bcore\.HTTPCostFunc\b/httplimit.WithCostFunc/g
+s/\bHTTPCostFunc\b/WithCostFunc/g
+s/\bcore\.HTTPCost\b/httplimit.WithCost/g
+s/\bHTTPCost\b/WithCost/g
+s/\bcore\.HTTPTierFunc\b/httplimit.WithTier/g
+s/\bHTTPTierFunc\b/WithTier/g
+s/\bcore\.HTTPTierKey\b/httplimit.WithTierKey/g
+s/\bHTTPTierKey\b/WithTierKey/g
+s/\bcore\.HTTPSkip\b/httplimit.WithSkip/g
+s/\bHTTPSkip\b/WithSkip/g
+s/\bcore\.HTTPHeaders\b/httplimit.WithHeaders/g
+s/\bHTTPHeaders\b/WithHeaders/g
+s/\bcore\.HTTPDenyHandler\b/httplimit.WithDenyHandler/g
+s/\bHTTPDenyHandler\b/WithDenyHandler/g
+s/\bcore\.HTTPErrorHandler\b/httplimit.WithErrorHandler/g
+s/\bHTTPErrorHandler\b/WithErrorHandler/g
+s/\bcore\.HTTPRouteScope\b/httplimit.WithRouteScope/g
+s/\bHTTPRouteScope\b/WithRouteScope/g
+s/\bcore\.HTTPChargeIf\b/httplimit.WithChargeIf/g
+s/\bHTTPChargeIf\b/WithChargeIf/g
+s/\bcore\.HTTPFinish\b/httplimit.WithFinish/g
+s/\bHTTPFinish\b/WithFinish/g
+# Moved as they are: core.Name -> httplimit.Name.
+s/\bcore\.(Middleware|Outcome|OutcomeFromContext|KeyFunc|CostFunc|SkipFunc|TierFunc|DenyHandler|ErrorHandler|FinishFunc|ChargeFunc)\b/httplimit.\1/g
+s/\bcore\.(FailedRequests|SuccessfulRequests|PanicStatus|HijackedStatus|StatusHijacked|StatusClientClosedRequest|ErrorStatus|DenyStatus)\b/httplimit.\1/g
+s/\bcore\.(HeaderFormat|Headers(IETF|Legacy|XRateLimit|Off)|Header(RateLimit|XRateLimit|RetryAfter)[A-Za-z]*|SetHeaders)\b/httplimit.\1/g
+s/\bcore\.(Problem|ProblemFor|ProblemQuotaExceeded|ProblemTemporaryReducedCapacity|DefaultDenyHandler|DefaultErrorHandler)\b/httplimit.\1/g
+s/\bcore\.(RemoteAddrKey|ErrNoRemoteAddr)\b/httplimit.\1/g
+s/__KEEP17__//g
+# Prose that names echo's own Echo.HTTPErrorHandler unqualified is renamed
+# too: the compiler does not see it; read the diff.

@@ -1,7 +1,7 @@
 // Package ratelimitchi plugs a [core.Limiter] into chi.
 //
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [core.Middleware] and is configured with core's HTTPOptions; this
+// in [httplimit.Middleware] and is configured with httplimit's Options; this
 // package only supplies chi's route pattern of a request.
 //
 // With a core.Concurrent limit, mount the limiter inside any wrapper that
@@ -20,6 +20,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 )
 
 // New returns chi middleware that limits every request it sees with l. It
@@ -34,22 +35,21 @@ import (
 //	r.With(ratelimitchi.New(loginLimiter)).Post("/login", login) // one route
 //
 // The route template is the full chi pattern of the request
-// ("/api/users/{id}"), used with core.HTTPRouteScope. chi runs r.Use
+// ("/api/users/{id}"), used with httplimit.WithRouteScope. chi runs r.Use
 // middleware before it routes, when the pattern is not known yet, so New
 // looks it up in the router tree (chi's Routes.Find from the top router)
 // instead of reading RouteContext.RoutePattern; the result is the same
 // wherever the middleware is mounted. Unmatched requests, and requests not
 // served by a chi router, have the pattern "".
 //
-// With after-handler work (core.HTTPFinish, core.HTTPChargeIf), the
-// handler writes through a status-recording wrapper (see
-// core.Middleware.Handler) and core.Middleware.Finish gets the final
-// status, also when it panics.
+// With after-handler work (httplimit.WithFinish, httplimit.WithChargeIf), the
+// handler writes through a status-recording wrapper and that work gets
+// the final status, also when it panics (httplimit.Middleware.Serve).
 //
 // New panics if l is nil or an option is invalid: configuration errors show
 // at start-up.
-func New(l *core.Limiter, opts ...core.HTTPOption) func(http.Handler) http.Handler {
-	mw, err := core.NewMiddleware(l, opts...)
+func New(l *core.Limiter, opts ...httplimit.Option) func(http.Handler) http.Handler {
+	mw, err := httplimit.New(l, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimitchi.New: %v", err))
 	}

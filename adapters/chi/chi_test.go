@@ -8,6 +8,7 @@ import (
 
 	ratelimitchi "github.com/ratelimitkit/ratelimit/adapters/chi"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/internal/adaptertest"
 
 	"github.com/stretchr/testify/assert"
@@ -17,7 +18,7 @@ func ok(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
 
 func TestScenarios(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Router{
-		New: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		New: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			r := chi.NewRouter()
 			r.Use(ratelimitchi.New(l, opts...))
 			r.Get("/hello", ok)
@@ -25,7 +26,7 @@ func TestScenarios(t *testing.T) {
 			r.Get("/healthz", ok)
 			return r
 		},
-		Finish: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		Finish: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			r := chi.NewRouter()
 			r.Use(ratelimitchi.New(l, opts...))
 			for path, h := range adaptertest.FinishRoutes {
@@ -33,7 +34,7 @@ func TestScenarios(t *testing.T) {
 			}
 			return r
 		},
-		PerRoute: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		PerRoute: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			r := chi.NewRouter()
 			r.With(ratelimitchi.New(l, opts...)).Get("/items/{id}", ok)
 			return r
@@ -51,18 +52,18 @@ func TestScenarios(t *testing.T) {
 // TestRoutePatternWhereverMounted proves each documented way of mounting
 // the middleware reports the full route pattern of the request.
 func TestRoutePatternWhereverMounted(t *testing.T) {
-	type build = func(*core.Limiter, ...core.HTTPOption) http.Handler
+	type build = func(*core.Limiter, ...httplimit.Option) http.Handler
 	tests := []struct {
 		name, path, want string
 		build            build
 	}{
-		{"r.Use at the top, nested r.Route", "/api/users/7", "/api/users/{id}", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"r.Use at the top, nested r.Route", "/api/users/7", "/api/users/{id}", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			r := chi.NewRouter()
 			r.Use(ratelimitchi.New(l, o...))
 			r.Route("/api", func(r chi.Router) { r.Get("/users/{id}", ok) })
 			return r
 		}},
-		{"r.Use inside r.Route", "/api/users/7", "/api/users/{id}", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"r.Use inside r.Route", "/api/users/7", "/api/users/{id}", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			r := chi.NewRouter()
 			r.Route("/api", func(r chi.Router) {
 				r.Use(ratelimitchi.New(l, o...))
@@ -70,7 +71,7 @@ func TestRoutePatternWhereverMounted(t *testing.T) {
 			})
 			return r
 		}},
-		{"r.Use inside r.Group", "/g/7", "/g/{id}", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"r.Use inside r.Group", "/g/7", "/g/{id}", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			r := chi.NewRouter()
 			r.Group(func(r chi.Router) {
 				r.Use(ratelimitchi.New(l, o...))
@@ -78,12 +79,12 @@ func TestRoutePatternWhereverMounted(t *testing.T) {
 			})
 			return r
 		}},
-		{"r.With on one route", "/w/7", "/w/{id}", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"r.With on one route", "/w/7", "/w/{id}", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			r := chi.NewRouter()
 			r.With(ratelimitchi.New(l, o...)).Get("/w/{id}", ok)
 			return r
 		}},
-		{"r.Use in a mounted sub-router", "/shop/items/7", "/shop/items/{id}", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"r.Use in a mounted sub-router", "/shop/items/7", "/shop/items/{id}", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			sub := chi.NewRouter()
 			sub.Use(ratelimitchi.New(l, o...))
 			sub.Get("/items/{id}", ok)
@@ -91,13 +92,13 @@ func TestRoutePatternWhereverMounted(t *testing.T) {
 			r.Mount("/shop", sub)
 			return r
 		}},
-		{"wildcard route", "/files/a/b.txt", "/files/*", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"wildcard route", "/files/a/b.txt", "/files/*", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			r := chi.NewRouter()
 			r.Use(ratelimitchi.New(l, o...))
 			r.Get("/files/*", ok)
 			return r
 		}},
-		{"chi router under a net/http mux", "/chi/users/7", "/chi/users/{id}", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"chi router under a net/http mux", "/chi/users/7", "/chi/users/{id}", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			r := chi.NewRouter()
 			r.Use(ratelimitchi.New(l, o...))
 			r.Get("/chi/users/{id}", ok)
@@ -105,7 +106,7 @@ func TestRoutePatternWhereverMounted(t *testing.T) {
 			mux.Handle("/chi/", r)
 			return mux
 		}},
-		{"unmatched route", "/nowhere", "", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"unmatched route", "/nowhere", "", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			r := chi.NewRouter()
 			r.Use(ratelimitchi.New(l, o...))
 			r.Get("/users/{id}", ok)

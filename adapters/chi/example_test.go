@@ -10,6 +10,7 @@ import (
 
 	ratelimitchi "github.com/ratelimitkit/ratelimit/adapters/chi"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
@@ -27,7 +28,7 @@ func Example() {
 	}
 
 	r := chi.NewRouter()
-	r.Use(ratelimitchi.New(limiter, core.HTTPRouteScope()))
+	r.Use(ratelimitchi.New(limiter, httplimit.WithRouteScope()))
 	ok := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") }
 	r.Get("/users/{id}", ok)
 	r.Get("/orders/{id}", ok)

@@ -1,17 +1,10 @@
-// Package ratelimitecho plugs a [core.Limiter] into echo.
-//
-// Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [core.Middleware] and is configured with core's HTTPOptions; this
-// package only supplies echo's route template, c.Path(), and turns a denial
-// into an *echo.HTTPError.
-//
-// With a core.Concurrent limit, register the limiter after (inside)
-// echo's middleware.Timeout, which runs the rest of the chain in a
-// goroutine and answers 503 while the work goes on: a limiter registered
-// before it would release the lease of work still running (see
-// core.Concurrent). middleware.ContextTimeout only cancels the context
-// and is safe in either place. A limiter mounted twice on a request (a
-// group and its route) decides it once.
+// Package ratelimitecho plugs a [core.Limiter] into echo. Everything
+// HTTP-generic lives in [httplimit.Middleware], configured with
+// httplimit's Options; this package supplies echo's route template, the
+// response's status, and turns a denial into an *echo.HTTPError. With a
+// core.Concurrent limit, register the limiter after (inside) echo's
+// middleware.Timeout, which answers 503 while the work goes on. A limiter
+// mounted twice on a request (a group and its route) decides it once.
 package ratelimitecho
 
 import (
@@ -24,86 +17,54 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 )
 
 // New returns echo middleware that limits every request it sees with l:
 //
-//	import ratelimitecho "github.com/ratelimitkit/ratelimit/adapters/echo"
-//
-//	e := echo.New()
-//	e.Use(ratelimitecho.New(limiter))                      // every route
-//	api := e.Group("/api", ratelimitecho.New(apiLimiter))  // a group
-//	e.POST("/login", login, ratelimitecho.New(loginLimiter)) // one route
+//	e.POST("/login", login, ratelimitecho.New(loginLimiter))
 //
 // Register it with Use, not Pre: the route template is c.Path()
-// ("/users/:id"), known once echo has routed; it is used with
-// core.HTTPRouteScope. echo's path parameters are copied into the
-// request's path values, so keyfunc.PathValue reads them as it does with
-// ServeMux and chi.
-//
-// As echo's own middlewares do, a denied request gets its rate-limit fields
-// and Retry-After, then New returns an *echo.HTTPError (429; 413 when the
-// cost can never fit; 503 when the limiter fails closed) for the app's
-// HTTPErrorHandler to render; a request that cannot be limited (its key
-// function failed) returns a 500 *echo.HTTPError whose Internal error holds
-// the cause. core.HTTPDenyHandler and core.HTTPErrorHandler, when given,
-// render those responses themselves instead, and New returns nil. After the
-// handler of an admitted request, core.Middleware.Finish gets the final
-// status (core.HTTPFinish, core.HTTPChargeIf): c.Response().Status, or for a returned error the
-// status echo's default error handler gives it, also when the handler
-// panics, or core.HijackedStatus for a handler that hijacked the
-// connection. The handler gets c.Request() with the request's
-// core.Outcome in its context (core.OutcomeFromContext). New panics if l is nil or an option is
-// invalid: configuration errors show at start-up.
-func New(l *core.Limiter, opts ...core.HTTPOption) echo.MiddlewareFunc {
-	mw, err := core.NewMiddleware(l, opts...)
+// ("/users/:id"), known once echo has routed; path parameters are copied
+// into the request's path values (keyfunc.PathValue). A denial is an
+// *echo.HTTPError (429, 413, 503; 500 with the cause in Internal when the
+// key function failed) for the app's HTTPErrorHandler, unless
+// httplimit.WithDenyHandler or WithErrorHandler render it. A handler's
+// returned error has the status echo's default HTTPErrorHandler gives it.
+// New panics if l is nil or an option is invalid.
+func New(l *core.Limiter, opts ...httplimit.Option) echo.MiddlewareFunc {
+	mw, err := httplimit.New(l, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimitecho.New: %v", err))
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			w, r := c.Response(), c.Request()
-			for i, name := range c.ParamNames() { // so keyfunc.PathValue works as with ServeMux and chi
+		return func(c echo.Context) (err error) {
+			res, r := c.Response(), c.Request()
+			for i, name := range c.ParamNames() {
 				r.SetPathValue(name, c.ParamValues()[i])
 			}
-			o := mw.Decide(w, r, c.Path())
-			c.SetRequest(o.Request(r)) // the Outcome, for core.OutcomeFromContext
-			switch {
-			case o.Allowed() && mw.Finishes():
-				return serve(c, next, mw, o)
-			case o.Allowed():
-				return next(c)
-			case mw.Custom(o): // the user's handler renders it
-				mw.Deny(w, r, o)
-				return nil
+			var hw *hijackWriter // read only when mw.Finishes
+			if mw.Finishes() {
+				hw = &hijackWriter{ResponseWriter: res.Writer, res: res}
+				res.Writer = hw
 			}
-			return echo.NewHTTPError(o.Status(), http.StatusText(o.Status())).SetInternal(o.Err)
+			o := mw.Serve(res, r, c.Path(), func(_ http.ResponseWriter, r *http.Request) {
+				c.SetRequest(r)
+				err = next(c)
+			}, func() (int, bool) { return hw.status(err) })
+			switch {
+			case o.Allowed():
+				return err
+			case !mw.Custom(o): // echo renders it, unless the user's handler does
+				return echo.NewHTTPError(o.Status(), http.StatusText(o.Status())).SetInternal(o.Err)
+			}
+			mw.Deny(res, r, o)
+			return nil
 		}
 	}
 }
 
-// serve runs next, then mw.Finish with the final status, also when next
-// panics (the panic goes on). A handler's error is rendered by echo after
-// every middleware has returned, so its status is the one echo's default
-// HTTPErrorHandler would write: an *echo.HTTPError's code, else 500.
-func serve(c echo.Context, next echo.HandlerFunc, mw *core.Middleware, o core.Outcome) error {
-	w, r := c.Response(), c.Request()
-	hw := &hijackWriter{ResponseWriter: w.Writer, res: w}
-	w.Writer = hw
-	returned := false
-	defer func() {
-		if !returned {
-			mw.Finish(w, r, o, hw.final(core.PanicStatus(w.Status, w.Committed)))
-		}
-	}()
-	err := next(c)
-	returned = true
-	mw.Finish(w, r, o, hw.final(finalStatus(w, err)))
-	return err
-}
-
-// hijackWriter records the status of a hijack under echo's Response, which
-// does not: core.HijackedStatus of what echo had written before it.
+// hijackWriter records the status of a hijack, which echo's Response does not.
 type hijackWriter struct {
 	http.ResponseWriter
 	res      *echo.Response
@@ -111,7 +72,7 @@ type hijackWriter struct {
 }
 
 func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	status := core.HijackedStatus(w.res.Status, w.res.Committed)
+	status := httplimit.HijackedStatus(w.res.Status, w.res.Committed)
 	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err == nil {
 		w.hijacked = status
@@ -119,27 +80,20 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, rw, err
 }
 
-// Unwrap returns the wrapped writer, for http.ResponseController.
 func (w *hijackWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// Flush flushes the wrapped writer, for code that asserts http.Flusher.
 func (w *hijackWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
 
-// final returns status, or the status of a hijack.
-func (w *hijackWriter) final(status int) int {
-	if w.hijacked != 0 {
-		return w.hijacked
-	}
-	return status
-}
-
-func finalStatus(w *echo.Response, err error) int {
+// status is a hijack's, else the one echo will render for err, else echo's.
+func (w *hijackWriter) status(err error) (int, bool) {
 	var he *echo.HTTPError
 	switch {
-	case err == nil || w.Committed:
-		return w.Status
+	case w.hijacked != 0:
+		return w.hijacked, true
+	case err == nil || w.res.Committed:
+		return w.res.Status, w.res.Committed
 	case errors.As(err, &he):
-		return he.Code
+		return he.Code, true
 	}
-	return http.StatusInternalServerError
+	return http.StatusInternalServerError, true
 }

@@ -14,6 +14,7 @@ import (
 
 	ratelimitecho "github.com/ratelimitkit/ratelimit/adapters/echo"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/internal/adaptertest"
 )
@@ -22,7 +23,7 @@ func ok(c echo.Context) error { return c.String(http.StatusOK, "ok") }
 
 func TestScenarios(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Router{
-		New: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		New: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			e := echo.New()
 			e.Use(ratelimitecho.New(l, opts...))
 			e.GET("/hello", ok)
@@ -30,7 +31,7 @@ func TestScenarios(t *testing.T) {
 			e.GET("/healthz", ok)
 			return e
 		},
-		Finish: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		Finish: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			e := echo.New()
 			e.Use(ratelimitecho.New(l, opts...))
 			for path, h := range adaptertest.FinishRoutes {
@@ -38,7 +39,7 @@ func TestScenarios(t *testing.T) {
 			}
 			return e
 		},
-		PerRoute: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		PerRoute: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			e := echo.New()
 			e.GET("/items/:id", ok, ratelimitecho.New(l, opts...))
 			return e
@@ -125,7 +126,7 @@ func TestNewPanicsOnBadConfig(t *testing.T) {
 	assert.PanicsWithValue(t, "ratelimitecho.New: ratelimit: middleware: limiter must not be nil", func() { ratelimitecho.New(nil) })
 }
 
-// echo renders a handler's error after every middleware returned: Finish
+// echo renders a handler's error after every middleware returned: the WithFinish func
 // gets the status echo's error handler writes for it.
 func TestFinishGetsTheStatusOfAHandlersError(t *testing.T) {
 	var got []int
@@ -133,7 +134,7 @@ func TestFinishGetsTheStatusOfAHandlersError(t *testing.T) {
 	require.NoError(t, err)
 	l := core.MustNewLimiter(store, core.WithLimits(core.PerMinute(100)))
 	e := echo.New()
-	e.Use(ratelimitecho.New(l, core.HTTPFinish(func(_ *http.Request, _ core.Outcome, status int) { got = append(got, status) })))
+	e.Use(ratelimitecho.New(l, httplimit.WithFinish(func(_ *http.Request, _ httplimit.Outcome, status int) { got = append(got, status) })))
 	e.GET("/teapot", func(echo.Context) error { return echo.NewHTTPError(http.StatusTeapot) })
 	e.GET("/bug", func(echo.Context) error { return errors.New("bug") })
 	e.GET("/written", func(c echo.Context) error {

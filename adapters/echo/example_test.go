@@ -10,6 +10,7 @@ import (
 
 	ratelimitecho "github.com/ratelimitkit/ratelimit/adapters/echo"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
@@ -60,7 +61,7 @@ func Example_denyHandler() {
 	}
 
 	e := echo.New()
-	e.Use(ratelimitecho.New(limiter, core.HTTPDenyHandler(core.DefaultDenyHandler)))
+	e.Use(ratelimitecho.New(limiter, httplimit.WithDenyHandler(httplimit.DefaultDenyHandler)))
 	e.GET("/hello", func(c echo.Context) error { return c.String(http.StatusOK, "hello") })
 
 	for range 2 {

@@ -10,6 +10,7 @@ import (
 
 	ratelimitgin "github.com/ratelimitkit/ratelimit/adapters/gin"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
@@ -54,8 +55,8 @@ func Example_perRoute() {
 
 	r := gin.New()
 	r.Use(ratelimitgin.New(limiter,
-		core.HTTPRouteScope(),
-		core.HTTPSkip(func(r *http.Request) bool { return r.URL.Path == "/healthz" })))
+		httplimit.WithRouteScope(),
+		httplimit.WithSkip(func(r *http.Request) bool { return r.URL.Path == "/healthz" })))
 	ok := func(c *gin.Context) { c.String(http.StatusOK, "ok") }
 	r.GET("/users/:id", ok)
 	r.GET("/orders/:id", ok)

@@ -1,104 +1,78 @@
 // Package ratelimitgin plugs a [core.Limiter] into gin.
 //
-// Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [core.Middleware] and is configured with core's HTTPOptions; this
-// package only supplies gin's route template, c.FullPath(), and stops the
+// Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies, the
+// work after the handler) lives in [httplimit.Middleware] and is
+// configured with httplimit's Options; this package only supplies gin's
+// route template, c.FullPath(), the response's status, and stops the
 // chain with c.Abort on a denial.
 //
 // With a core.Concurrent limit, register the limiter after (inside) any
 // middleware that abandons its handler at a timeout (one that runs
 // c.Next in a goroutine and answers when the time is up, as
-// gin-contrib/timeout does): such a middleware returns while the work
-// goes on, and a limiter before it would release the lease of work still
-// running (see core.Concurrent). A limiter mounted twice on a request (a
-// group and its route) decides it once.
+// gin-contrib/timeout does): a limiter before it would release the lease
+// of work still running. A limiter mounted twice on a request (a group
+// and its route) decides it once.
 package ratelimitgin
 
 import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 )
 
 // New returns gin middleware that limits every request it sees with l:
 //
-//	import ratelimitgin "github.com/ratelimitkit/ratelimit/adapters/gin"
-//
-//	r := gin.New()
-//	r.Use(ratelimitgin.New(limiter))                      // every route
-//	api := r.Group("/api", ratelimitgin.New(apiLimiter))  // a group
+//	r.Use(ratelimitgin.New(limiter))                        // every route
+//	api := r.Group("/api", ratelimitgin.New(apiLimiter))    // a group
 //	r.POST("/login", ratelimitgin.New(loginLimiter), login) // one route
 //
-// The route template is c.FullPath() ("/users/:id", empty for unmatched
-// requests), used with core.HTTPRouteScope. The default key is the TCP
-// peer address (core.RemoteAddrKey), independent of gin's ClientIP and its
-// trusted-proxy settings; use a keyfunc extractor behind a proxy. gin's
-// path parameters are copied into the request's path values, so
-// keyfunc.PathValue reads them as it does with ServeMux and chi.
-//
-// A denied request gets its rate-limit fields and the core deny handler's
-// response (by default a problem+json 429), and the chain is aborted. After
-// the handlers of an admitted request, core.Middleware.Finish gets
-// c.Writer.Status(), also when a handler panics (core.HTTPFinish, core.HTTPChargeIf),
-// or core.HijackedStatus for a handler that hijacked the connection. The
-// handlers get c.Request with the request's core.Outcome in its context
-// (core.OutcomeFromContext). New
-// panics if l is nil or an option is invalid: configuration errors show at
-// start-up, as with core.MustNewLimiter.
-func New(l *core.Limiter, opts ...core.HTTPOption) gin.HandlerFunc {
-	mw, err := core.NewMiddleware(l, opts...)
+// The route template is c.FullPath() ("/users/:id"; empty when unmatched),
+// for httplimit.WithRouteScope. The default key is the TCP peer address
+// (httplimit.RemoteAddrKey), not gin's ClientIP. gin's path parameters
+// are copied into the request's path values, for keyfunc.PathValue. A
+// denied request gets the deny handler's response (a problem+json 429 by
+// default) and the chain is aborted. The handlers get c.Request carrying
+// the request's httplimit.Outcome. New panics if l is nil or an option is
+// invalid.
+func New(l *core.Limiter, opts ...httplimit.Option) gin.HandlerFunc {
+	mw, err := httplimit.New(l, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimitgin.New: %v", err))
 	}
 	return func(c *gin.Context) {
-		for _, p := range c.Params { // so keyfunc.PathValue works as with ServeMux and chi
+		for _, p := range c.Params {
 			c.Request.SetPathValue(p.Key, p.Value)
 		}
-		o := mw.Decide(c.Writer, c.Request, c.FullPath())
-		c.Request = o.Request(c.Request) // the Outcome, for core.OutcomeFromContext
-		switch {
-		case o.Allowed() && mw.Finishes():
-			next(c, mw, o)
-			return
-		case o.Allowed():
-			c.Next()
-			return
+		status := func() (int, bool) { return c.Writer.Status(), c.Writer.Written() }
+		if mw.Finishes() { // gin's writer reads a hijack as 200
+			hw := &hijackWriter{ResponseWriter: c.Writer}
+			c.Writer, status = hw, hw.status
 		}
-		mw.Deny(c.Writer, c.Request, o)
-		c.Abort()
+		o := mw.Serve(c.Writer, c.Request, c.FullPath(), func(_ http.ResponseWriter, r *http.Request) {
+			c.Request = r
+			c.Next()
+		}, status)
+		if !o.Allowed() {
+			mw.Deny(c.Writer, c.Request, o)
+			c.Abort()
+		}
 	}
 }
 
-// next runs the rest of the chain, then mw.Finish with the final status,
-// also when a handler panics (the panic goes on), or the one
-// core.HijackedStatus gives a handler that hijacked the connection.
-func next(c *gin.Context, mw *core.Middleware, o core.Outcome) {
-	hw := &hijackWriter{ResponseWriter: c.Writer}
-	c.Writer = hw
-	returned := false
-	defer func() {
-		if !returned {
-			mw.Finish(c.Writer, c.Request, o, hw.final(core.PanicStatus(c.Writer.Status(), c.Writer.Written())))
-		}
-	}()
-	c.Next()
-	returned = true
-	mw.Finish(c.Writer, c.Request, o, hw.final(c.Writer.Status()))
-}
-
-// hijackWriter records the status of a hijack: gin's writer counts a
-// hijacked connection as written with its default status, 200.
+// hijackWriter records the status of a hijack ([httplimit.HijackedStatus]).
 type hijackWriter struct {
 	gin.ResponseWriter
-	hijacked int // the status core.HijackedStatus gave the hijack; 0: none
+	hijacked int // 0: none
 }
 
 func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	status := core.HijackedStatus(w.Status(), w.Written())
+	status := httplimit.HijackedStatus(w.Status(), w.Written())
 	conn, rw, err := w.ResponseWriter.Hijack()
 	if err == nil {
 		w.hijacked = status
@@ -106,10 +80,9 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, rw, err
 }
 
-// final returns status, or the status of a hijack.
-func (w *hijackWriter) final(status int) int {
+func (w *hijackWriter) status() (int, bool) {
 	if w.hijacked != 0 {
-		return w.hijacked
+		return w.hijacked, true
 	}
-	return status
+	return w.Status(), w.Written()
 }

@@ -15,6 +15,7 @@ import (
 
 	ratelimitgin "github.com/ratelimitkit/ratelimit/adapters/gin"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/internal/adaptertest"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -29,7 +30,7 @@ func ok(c *gin.Context) { c.String(http.StatusOK, "ok") }
 
 func TestScenarios(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Router{
-		New: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		New: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			r := gin.New()
 			r.Use(ratelimitgin.New(l, opts...))
 			r.GET("/hello", ok)
@@ -37,12 +38,12 @@ func TestScenarios(t *testing.T) {
 			r.GET("/healthz", ok)
 			return r
 		},
-		PerRoute: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		PerRoute: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			r := gin.New()
 			r.GET("/items/:id", ratelimitgin.New(l, opts...), ok)
 			return r
 		},
-		Finish: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		Finish: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			r := gin.New()
 			r.Use(ratelimitgin.New(l, opts...))
 			for path, h := range adaptertest.FinishRoutes {
@@ -158,7 +159,7 @@ func TestJSONLoginBodiesShareTheAccountsLimit(t *testing.T) {
 			r := gin.New()
 			asBob := 0
 			r.POST("/login", ratelimitgin.New(newLimiter(t, core.PerMinute(limit)),
-				core.HTTPKeyFunc(keyfunc.Composite(account, peer))), func(c *gin.Context) {
+				httplimit.WithKey(keyfunc.Composite(account, peer))), func(c *gin.Context) {
 				var login struct {
 					Account  string `json:"account"`
 					Password string `json:"password"`

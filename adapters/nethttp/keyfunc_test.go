@@ -12,11 +12,12 @@ import (
 
 	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
-// TestKeyfuncPlugsIn shows a keyfunc.Func passed to core.HTTPKeyFunc as
+// TestKeyfuncPlugsIn shows a keyfunc.Func passed to httplimit.WithKey as
 // is: behind a trusted proxy, clients are told apart by X-Forwarded-For.
 func TestKeyfuncPlugsIn(t *testing.T) {
 	store, err := memstore.New(memstore.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) }))
@@ -24,7 +25,7 @@ func TestKeyfuncPlugsIn(t *testing.T) {
 	l, err := core.NewLimiter(store, core.WithLimits(core.PerMinute(1)))
 	require.NoError(t, err)
 	xff := keyfunc.Must(keyfunc.XForwardedFor([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}))
-	h := ratelimithttp.Handler(newMux(), l, core.HTTPKeyFunc(xff))
+	h := ratelimithttp.Handler(newMux(), l, httplimit.WithKey(xff))
 
 	tests := []struct {
 		client string
@@ -54,7 +55,7 @@ func TestDefaultKeyMatchesPeerIP(t *testing.T) {
 			r := &http.Request{RemoteAddr: remote}
 			want, err := peer(r)
 			require.NoError(t, err)
-			got, err := core.RemoteAddrKey(r)
+			got, err := httplimit.RemoteAddrKey(r)
 			require.NoError(t, err)
 			assert.Equal(t, want, got)
 		})

@@ -1,7 +1,7 @@
 // Package ratelimithttp plugs a [core.Limiter] into net/http.
 //
 // Everything HTTP-generic (keys, tiers, costs, headers, 429 bodies) lives
-// in [core.Middleware] and is configured with core's HTTPOptions; this
+// in [httplimit.Middleware] and is configured with httplimit's Options; this
 // package only supplies the http.ServeMux pattern of a request.
 //
 // With a core.Concurrent limit, mount the limiter inside any wrapper that
@@ -18,6 +18,7 @@ import (
 	"net/http"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 )
 
 // New returns middleware that limits every request it sees with l:
@@ -32,17 +33,16 @@ import (
 // when it routes a request. Wrapped around a single route, as above, the
 // pattern is known ("GET /users/{id}"). Wrapped around the whole mux, the
 // request has not been routed yet and r.Pattern is empty: all routes share
-// the route "", which is fine without core.HTTPRouteScope; with it, use
+// the route "", which is fine without httplimit.WithRouteScope; with it, use
 // [Handler], which asks the mux for the pattern first.
 //
-// With after-handler work (core.HTTPFinish, core.HTTPChargeIf), the
-// handler writes through a status-recording wrapper (see
-// core.Middleware.Handler) and core.Middleware.Finish gets the final
-// status, also when it panics.
+// With after-handler work (httplimit.WithFinish, httplimit.WithChargeIf), the
+// handler writes through a status-recording wrapper and that work gets
+// the final status, also when it panics (httplimit.Middleware.Serve).
 //
 // New panics if l is nil or an option is invalid: configuration errors show
 // at start-up.
-func New(l *core.Limiter, opts ...core.HTTPOption) func(http.Handler) http.Handler {
+func New(l *core.Limiter, opts ...httplimit.Option) func(http.Handler) http.Handler {
 	mw := mustMiddleware("New", l, opts)
 	return func(next http.Handler) http.Handler {
 		return mw.Handler(next, func(r *http.Request) string { return r.Pattern })
@@ -58,14 +58,14 @@ type Mux interface {
 
 // Handler returns mux limited by l, with the route template of each request
 // taken from mux.Handler(r) before the request is served, so that
-// core.HTTPRouteScope works for every route of the mux:
+// httplimit.WithRouteScope works for every route of the mux:
 //
-//	srv := &http.Server{Handler: ratelimithttp.Handler(mux, limiter, core.HTTPRouteScope())}
+//	srv := &http.Server{Handler: ratelimithttp.Handler(mux, limiter, httplimit.WithRouteScope())}
 //
 // Unmatched requests have the pattern "". The mux matches each request
 // twice (here and when serving it). Handler panics if l is nil or an option
 // is invalid.
-func Handler(mux Mux, l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+func Handler(mux Mux, l *core.Limiter, opts ...httplimit.Option) http.Handler {
 	mw := mustMiddleware("Handler", l, opts)
 	return mw.Handler(mux, func(r *http.Request) string {
 		_, pattern := mux.Handler(r)
@@ -73,8 +73,8 @@ func Handler(mux Mux, l *core.Limiter, opts ...core.HTTPOption) http.Handler {
 	})
 }
 
-func mustMiddleware(fn string, l *core.Limiter, opts []core.HTTPOption) *core.Middleware {
-	mw, err := core.NewMiddleware(l, opts...)
+func mustMiddleware(fn string, l *core.Limiter, opts []httplimit.Option) *httplimit.Middleware {
+	mw, err := httplimit.New(l, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("ratelimithttp.%s: %v", fn, err))
 	}

@@ -12,6 +12,7 @@ import (
 
 	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/internal/adaptertest"
 )
@@ -28,17 +29,17 @@ func newMux() *http.ServeMux {
 
 func TestScenarios(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Router{
-		New: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		New: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			return ratelimithttp.Handler(newMux(), l, opts...)
 		},
-		Finish: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		Finish: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			mux := http.NewServeMux()
 			for path, h := range adaptertest.FinishRoutes {
 				mux.Handle("GET "+path, h)
 			}
 			return ratelimithttp.New(l, opts...)(mux)
 		},
-		PerRoute: func(l *core.Limiter, opts ...core.HTTPOption) http.Handler {
+		PerRoute: func(l *core.Limiter, opts ...httplimit.Option) http.Handler {
 			mux := http.NewServeMux()
 			mux.Handle("GET /items/{id}", ratelimithttp.New(l, opts...)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })))
 			return mux
@@ -58,20 +59,20 @@ func TestScenarios(t *testing.T) {
 func TestRoutePattern(t *testing.T) {
 	tests := []struct {
 		name, path, want string
-		build            func(*core.Limiter, ...core.HTTPOption) http.Handler
+		build            func(*core.Limiter, ...httplimit.Option) http.Handler
 	}{
-		{"Handler around the mux", "/users/7", "GET /users/{id}", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"Handler around the mux", "/users/7", "GET /users/{id}", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			return ratelimithttp.Handler(newMux(), l, o...)
 		}},
-		{"New around one route", "/items/7", "/items/{id}", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"New around one route", "/items/7", "/items/{id}", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			mux := http.NewServeMux()
 			mux.Handle("/items/{id}", ratelimithttp.New(l, o...)(http.HandlerFunc(ok)))
 			return mux
 		}},
-		{"New around the whole mux sees no pattern", "/users/7", "", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"New around the whole mux sees no pattern", "/users/7", "", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			return ratelimithttp.New(l, o...)(newMux())
 		}},
-		{"Handler, unmatched route", "/nowhere", "", func(l *core.Limiter, o ...core.HTTPOption) http.Handler {
+		{"Handler, unmatched route", "/nowhere", "", func(l *core.Limiter, o ...httplimit.Option) http.Handler {
 			return ratelimithttp.Handler(newMux(), l, o...)
 		}},
 	}

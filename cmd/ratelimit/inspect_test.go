@@ -180,7 +180,7 @@ func TestInspectAndResetByParts(t *testing.T) {
 	login := newLimiter(t, client, root+":login", loginLimit)
 	take(t, login, alice, 3)
 	take(t, login, bob, 1)
-	// The same key function behind a route-scoped limiter (HTTPRouteScope
+	// The same key function behind a route-scoped limiter (WithRouteScope
 	// takes core.Identity(route, identity), core/middleware.go).
 	scoped := newLimiter(t, client, root+":scoped", hourly)
 	take(t, scoped, core.Identity("/login", alice), 2)

@@ -33,7 +33,7 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 // registerIdentity registers the flags that build an identity: --route,
 // --part and --form-part.
 func (c *clientFlags) registerIdentity(fs *flag.FlagSet) {
-	fs.StringVar(&c.route, "route", "", "the route `template` of a limiter with route scope (HTTPRouteScope): the keys are those of Identity(route, identity)")
+	fs.StringVar(&c.route, "route", "", "the route `template` of a limiter with route scope (WithRouteScope): the keys are those of Identity(route, identity)")
 	fs.Var(partFlag{parts: &c.parts}, "part", "a `part` of a composite identity as its key function returned it (\"203.0.113.7\", \"path:github\");\nrepeatable, in the key functions' order: the identity is core.Identity(parts...), as keyfunc.Composite builds it")
 	fs.Var(partFlag{parts: &c.parts, form: true}, "form-part", "a part keyfunc.FormValue(FIELD) read, as `FIELD=VALUE` (account=alice): hashed as FormValue hashes it;\nrepeatable, in order with --part")
 }

@@ -14,9 +14,9 @@ import (
 )
 
 // maxBatch is how many takes one pipeline carries at most, and
-// maxInFlight how many calls (lone takes or pipelines) a batching store has
-// in flight at once to one node ([WithBatching]). A take that just missed
-// the calls in flight waits for one of them and then for its own: up to
+// maxInFlight how many calls (lone takes or pipelines) a batching store
+// has in flight at once to one node ([WithoutBatching] describes
+// batching). A take that just missed the calls in flight waits for one of them and then for its own: up to
 // two round trips. With one call in flight the client and Redis took turns
 // (one built and parsed a pipeline while the other waited); with two they
 // overlap: GCRA checks/s over the non-pipelined no-op ceiling of the same
@@ -30,21 +30,31 @@ const (
 	maxInFlight = 2
 )
 
-// WithBatching asks for what a Store does by default: concurrent takes of
-// one Redis node share round trips. The option only makes [New] log, once
-// ([WithLogger]), when the client cannot batch (below); by default such a
-// client is used one take at a time without a word. [WithoutBatching]
-// turns batching off.
+// WithBatching makes [New] log, once ([WithLogger]), when its client
+// cannot batch takes (a client with retries, a *redis.Ring, a custom
+// client; see [WithoutBatching]). That is all it does: batching is on by
+// default, and without this option such a client is used one take at a
+// time without a word. Giving it with WithoutBatching is an error.
+func WithBatching() Option {
+	return func(c *config) { c.batchOn = true }
+}
+
+// WithoutBatching makes a Store send every take alone, one round trip
+// each, never in a pipeline. Use it to measure one check per round trip,
+// or with a proxy in front of Redis that mishandles pipelines. Giving it
+// with [WithBatching] is an error.
 //
+// By default a Store batches: concurrent takes of one Redis node share
+// round trips.
 // A take that finds no call of the store to its node in flight is sent at
-// once, alone, exactly as without the option, so a lone caller waits no
+// once, alone, exactly as without batching, so a lone caller waits no
 // longer. Takes that arrive while a call is in flight queue; when it
 // returns, one of their callers sends all of them (up to 128) as one
 // pipeline, each take still one EVALSHA, and the next queue waits for that
 // pipeline. The store has one call in flight per node at most, starts no
 // goroutine and needs no Close: the callers themselves take turns sending.
 // A take thus waits up to two round trips (the call in flight, then its
-// own), so the option suits a Redis whose round trip is well under half the
+// own), so batching suits a Redis whose round trip is well under half the
 // decision budget.
 //
 // Each take keeps its own context. A take whose context is done before its
@@ -80,15 +90,8 @@ const (
 //     node clients too (OnNewNode), as redisotel does.
 //
 // On a client with retries, a *redis.Ring or any other client, takes are
-// sent one by one, as with [WithoutBatching].
-func WithBatching() Option {
-	return func(c *config) { c.batchOn = true }
-}
-
-// WithoutBatching makes a Store send every take alone, one round trip
-// each, never in a pipeline ([WithBatching] says what batching does). Use
-// it to measure one check per round trip, or with a proxy in front of
-// Redis that mishandles pipelines. Giving both options is an error.
+// sent one by one, as with WithoutBatching ([WithBatching] makes [New]
+// say so).
 func WithoutBatching() Option {
 	return func(c *config) { c.batchOff = true }
 }

@@ -15,7 +15,7 @@ import (
 const maxMasters = 1024
 
 // masterBatchers are the queues of a cluster client's masters
-// ([WithBatching]): a take goes to the queue of the master its key's slot
+// ([WithoutBatching]): a take goes to the queue of the master its key's slot
 // maps to in the client's slot map ([redis.ClusterClient.MasterForKey],
 // read from memory), whose pipelines go on that master's node client. A
 // lone take, and a take the node answered MOVED or ASK, goes through the

@@ -46,7 +46,7 @@
 // A Store coalesces concurrent takes of one Redis node (standalone,
 // Sentinel, or each master of a Cluster) into pipelines without giving up
 // any of the above: a lone take is sent as before, a take whose caller gave
-// up is never sent, nothing that may have run is resent ([WithBatching]
+// up is never sent, nothing that may have run is resent ([WithoutBatching]
 // has the details). It is on by default for the clients [NewClient],
 // [NewFailoverClient] and [NewClusterClient] build (no retries); a client
 // with retries is used one take at a time. [WithoutBatching] turns it

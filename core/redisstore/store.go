@@ -45,7 +45,7 @@ var _ core.Store = (*Store)(nil)
 // dead Redis costs a decision no more than its budget. New checks any
 // other client with [CheckClient] and logs each problem once, as a warning
 // ([WithLogger]); a risky client is still accepted. Concurrent takes share
-// round trips unless [WithoutBatching] is given ([WithBatching]).
+// round trips unless [WithoutBatching] is given (described there).
 func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("ratelimit: redisstore: nil client")

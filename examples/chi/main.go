@@ -18,6 +18,7 @@ import (
 
 	ratelimitchi "github.com/ratelimitkit/ratelimit/adapters/chi"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -36,7 +37,7 @@ func newRouter(store core.Store) chi.Router {
 	// API keys are hashed before they reach the store. Authenticate first, or clients invent quotas.
 	byClient := keyfunc.FirstOf(keyfunc.Must(keyfunc.Header("X-API-Key")), keyfunc.Must(keyfunc.PeerIP()))
 	r := chi.NewRouter()
-	r.Use(ratelimitchi.New(limiter, core.HTTPKeyFunc(byClient)))
+	r.Use(ratelimitchi.New(limiter, httplimit.WithKey(byClient)))
 	r.Get("/hello", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("hello\n")) })
 	return r
 }

@@ -1,6 +1,6 @@
 // Command echo is the quick start for echo: each client (its API key, else
 // its address) may send 10 requests a second in bursts of 20, then gets 429
-// with Retry-After, rendered by echo's HTTPErrorHandler. The limits live in
+// with Retry-After, rendered by echo's WithErrorHandler. The limits live in
 // memory, or in Redis with REDIS_URL (redis://localhost:6379/0). The
 // production template is examples/production.
 //
@@ -18,6 +18,7 @@ import (
 
 	ratelimitecho "github.com/ratelimitkit/ratelimit/adapters/echo"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -36,7 +37,7 @@ func newServer(store core.Store) *echo.Echo {
 	// API keys are hashed before they reach the store. Authenticate first, or clients invent quotas.
 	byClient := keyfunc.FirstOf(keyfunc.Must(keyfunc.Header("X-API-Key")), keyfunc.Must(keyfunc.PeerIP()))
 	e := echo.New()
-	e.Use(ratelimitecho.New(limiter, core.HTTPKeyFunc(byClient)))
+	e.Use(ratelimitecho.New(limiter, httplimit.WithKey(byClient)))
 	e.GET("/hello", func(c echo.Context) error { return c.String(http.StatusOK, "hello\n") })
 	return e
 }

@@ -18,6 +18,7 @@ import (
 
 	ratelimitgin "github.com/ratelimitkit/ratelimit/adapters/gin"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -36,7 +37,7 @@ func newRouter(store core.Store) *gin.Engine {
 	// API keys are hashed before they reach the store. Authenticate first, or clients invent quotas.
 	byClient := keyfunc.FirstOf(keyfunc.Must(keyfunc.Header("X-API-Key")), keyfunc.Must(keyfunc.PeerIP()))
 	r := gin.New()
-	r.Use(ratelimitgin.New(limiter, core.HTTPKeyFunc(byClient)))
+	r.Use(ratelimitgin.New(limiter, httplimit.WithKey(byClient)))
 	r.GET("/hello", func(c *gin.Context) { c.String(http.StatusOK, "hello\n") })
 	return r
 }

@@ -17,6 +17,7 @@ import (
 
 	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -36,7 +37,7 @@ func newHandler(store core.Store) http.Handler {
 	byClient := keyfunc.FirstOf(keyfunc.Must(keyfunc.Header("X-API-Key")), keyfunc.Must(keyfunc.PeerIP()))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("hello\n")) })
-	return ratelimithttp.Handler(mux, limiter, core.HTTPKeyFunc(byClient))
+	return ratelimithttp.Handler(mux, limiter, httplimit.WithKey(byClient))
 }
 
 func newStore(redisURL string) (core.Store, error) {

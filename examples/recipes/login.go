@@ -7,6 +7,7 @@ import (
 
 	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
@@ -42,9 +43,9 @@ func LoginGuard(store, fallback core.Store, ip keyfunc.Func, nodes int) (func(ht
 
 	// Only failures count: checked before the handler, charged after it
 	// when the response is 400 or above (the 401 of a wrong password).
-	failed := core.HTTPChargeIf(core.FailedRequests)
-	byAccount := ratelimithttp.New(perAccount, core.HTTPKeyFunc(keyfunc.Composite(account, ip)), failed)
-	byAddress := ratelimithttp.New(perAddress, core.HTTPKeyFunc(ip), failed)
+	failed := httplimit.WithChargeIf(httplimit.FailedRequests)
+	byAccount := ratelimithttp.New(perAccount, httplimit.WithKey(keyfunc.Composite(account, ip)), failed)
+	byAddress := ratelimithttp.New(perAddress, httplimit.WithKey(ip), failed)
 	// The address wraps the account guard: an attempt the account limit
 	// denies (429) is a failure the address counts too.
 	return func(next http.Handler) http.Handler { return byAddress(byAccount(next)) }, nil

@@ -9,6 +9,7 @@ import (
 
 	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/examples/recipes"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
@@ -24,7 +25,7 @@ func ExampleQuotaLimiter() {
 		panic(err)
 	}
 	customer := keyfunc.Must(keyfunc.Header("X-API-Key")) // or keyfunc.ContextValue after authentication
-	h := ratelimithttp.New(limiter, core.HTTPKeyFunc(customer))(ok)
+	h := ratelimithttp.New(limiter, httplimit.WithKey(customer))(ok)
 	request := func() *http.Request {
 		r := httptest.NewRequest(http.MethodGet, "/reports", nil)
 		r.Header.Set("X-API-Key", "key-of-acme")

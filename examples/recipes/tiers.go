@@ -6,6 +6,7 @@ import (
 
 	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
@@ -29,8 +30,8 @@ func TieredAPI(store core.Store, plan core.TierResolver, ip keyfunc.Func) (func(
 		return nil, err
 	}
 	return ratelimithttp.New(limiter,
-		core.HTTPKeyFunc(ip),     // no key, or one plan does not know: the address
-		core.HTTPTierKey(apiKey), // what plan looks up; the identity stays hashed
+		httplimit.WithKey(ip),         // no key, or one plan does not know: the address
+		httplimit.WithTierKey(apiKey), // what plan looks up; the identity stays hashed
 	), nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	ratelimithttp "github.com/ratelimitkit/ratelimit/adapters/nethttp"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
@@ -30,8 +31,8 @@ func Webhooks(store core.Store) (func(http.Handler) http.Handler, error) {
 		return nil, err
 	}
 	return ratelimithttp.New(limiter,
-		core.HTTPKeyFunc(keyfunc.PathValue("source")), // or keyfunc.Header("X-Sender-Id")
-		core.HTTPCostFunc(eventCount),
+		httplimit.WithKey(keyfunc.PathValue("source")), // or keyfunc.Header("X-Sender-Id")
+		httplimit.WithCostFunc(eventCount),
 	), nil
 }
 

@@ -9,15 +9,16 @@ import (
 
 	ratelimitecho "github.com/ratelimitkit/ratelimit/adapters/echo"
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 )
 
 // Echo returns the reference API on an echo server; export is the work of
 // GET /api/export ([BuildExport], or a test's). Its denials carry the same
-// problem+json body as the other frameworks' (core.DefaultDenyHandler);
-// without that option echo's HTTPErrorHandler renders the 429.
+// problem+json body as the other frameworks' (httplimit.DefaultDenyHandler);
+// without that option echo's WithErrorHandler renders the 429.
 func Echo(p *Policy, export func(context.Context) error) http.Handler {
-	limit := func(l *core.Limiter, opts []core.HTTPOption) echo.MiddlewareFunc {
-		return ratelimitecho.New(l, append(slices.Clip(opts), core.HTTPDenyHandler(core.DefaultDenyHandler))...)
+	limit := func(l *core.Limiter, opts []httplimit.Option) echo.MiddlewareFunc {
+		return ratelimitecho.New(l, append(slices.Clip(opts), httplimit.WithDenyHandler(httplimit.DefaultDenyHandler))...)
 	}
 	e := echo.New()
 	e.GET("/healthz", echo.WrapHandler(http.HandlerFunc(Healthz)))

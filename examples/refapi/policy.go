@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
@@ -48,7 +49,7 @@ func Tiers() []core.Tier {
 // options each is mounted with, and the metrics they report.
 type Policy struct {
 	API, Login, Webhook, Export                             *core.Limiter
-	APIOptions, LoginOptions, WebhookOptions, ExportOptions []core.HTTPOption
+	APIOptions, LoginOptions, WebhookOptions, ExportOptions []httplimit.Option
 	// Metrics serves the limiters' Prometheus metrics (GET /metrics).
 	Metrics http.Handler
 }
@@ -87,17 +88,17 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	p := &Policy{
-		APIOptions: []core.HTTPOption{
-			core.HTTPKeyFunc(ip),        // no key, or an unknown one: the address (core.WithTierKeyIdentity)
-			core.HTTPTierKey(rawAPIKey), // the resolver looks the raw key up; the identity stays hashed
+		APIOptions: []httplimit.Option{
+			httplimit.WithKey(ip),            // no key, or an unknown one: the address (core.WithTierKeyIdentity)
+			httplimit.WithTierKey(rawAPIKey), // the resolver looks the raw key up; the identity stays hashed
 		},
-		LoginOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.Composite(account, ip)),
-			core.HTTPChargeIf(core.FailedRequests)}, // only a 401 (or any failure) counts
-		WebhookOptions: []core.HTTPOption{core.HTTPKeyFunc(keyfunc.PathValue("source"))},
+		LoginOptions: []httplimit.Option{httplimit.WithKey(keyfunc.Composite(account, ip)),
+			httplimit.WithChargeIf(httplimit.FailedRequests)}, // only a 401 (or any failure) counts
+		WebhookOptions: []httplimit.Option{httplimit.WithKey(keyfunc.PathValue("source"))},
 		// The client of an export is the client of the API: a known key, so
 		// that users behind one NAT each have their own places, else the IP;
 		// an invented key counts as none, so it mints no places.
-		ExportOptions: []core.HTTPOption{core.HTTPKeyFunc(ip), core.HTTPTierKey(rawAPIKey)},
+		ExportOptions: []httplimit.Option{httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey)},
 		Metrics:       promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
 	}
 	violations := core.NewSlogObserver(cmp.Or(cfg.Logger, slog.Default())) // sampled; clients appear hashed
@@ -119,7 +120,7 @@ func (p *Policy) newLimiters(store, fallback core.Store, reg prometheus.Register
 	// every user out. Local: each node guards on its own, so with N nodes a
 	// guesser gets at most 5N tries a minute (WithFallback(fallback, N)
 	// keeps the fleet at 5, each node then allowing 5/N rounded up). Only
-	// failed logins count (core.HTTPChargeIf): signing in costs nothing;
+	// failed logins count (httplimit.WithChargeIf): signing in costs nothing;
 	// guesses sent at once may all pass the check, so the bound is 4 plus
 	// the guesses in flight together.
 	login := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
@@ -181,6 +182,6 @@ func knownKey(_ context.Context, apiKey string) (string, error) {
 	return core.DefaultTierName, nil
 }
 
-// rawAPIKey is PlanOf's lookup key (core.HTTPTierKey): the raw X-API-Key,
+// rawAPIKey is PlanOf's lookup key (httplimit.WithTierKey): the raw X-API-Key,
 // which only the resolver sees; the identity stays hashed.
 func rawAPIKey(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }

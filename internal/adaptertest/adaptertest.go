@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/internal/sftest"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
@@ -39,7 +40,7 @@ type Router struct {
 	//	GET /healthz
 	//
 	// and the framework's own 404 for anything else.
-	New func(l *core.Limiter, opts ...core.HTTPOption) http.Handler
+	New func(l *core.Limiter, opts ...httplimit.Option) http.Handler
 	// UsersRoute is the template the framework reports for the users
 	// route: "/users/:id", "/users/{id}", "GET /users/{id}".
 	UsersRoute string
@@ -47,7 +48,7 @@ type Router struct {
 	// (in the framework's syntax) with the adapter built from l and opts
 	// mounted on that route only, the way the examples mount the webhook
 	// limiter.
-	PerRoute func(l *core.Limiter, opts ...core.HTTPOption) http.Handler
+	PerRoute func(l *core.Limiter, opts ...httplimit.Option) http.Handler
 	// Finish returns the framework's real router with the adapter built
 	// from l and opts mounted for every route, serving:
 	//
@@ -57,7 +58,7 @@ type Router struct {
 	//	GET /stream  flushes through http.NewResponseController(w), fails
 	//	             with 500 if that errors, then writes "flushed"
 	//	GET /login   writes 200 "welcome" when the X-Password header is
-	//	             "right", else 401 (a login, for core.HTTPChargeIf)
+	//	             "right", else 401 (a login, for httplimit.WithChargeIf)
 	//	GET /hold    sends a channel on Held, waits until it is closed,
 	//	             then writes 200 "done" (a request in flight)
 	//	GET /hijack  hijacks the connection and answers 401 in raw bytes
@@ -65,7 +66,7 @@ type Router struct {
 	//	             writes and flushes 200, then hijacks and sends "ok"
 	//
 	// without any middleware that recovers panics.
-	Finish func(l *core.Limiter, opts ...core.HTTPOption) http.Handler
+	Finish func(l *core.Limiter, opts ...httplimit.Option) http.Handler
 	// Twice returns the framework's real router serving GET /twice with
 	// [TwiceHandler], behind the adapter built from outer mounted the
 	// router-wide (or group) way and the adapter built from inner mounted
@@ -128,7 +129,7 @@ type limitItem struct {
 type scenario struct {
 	name   string
 	limits []core.Option
-	opts   []core.HTTPOption
+	opts   []httplimit.Option
 	store  func(core.Store) core.Store // wraps the memstore, when set
 	steps  []step
 }
@@ -159,7 +160,7 @@ func Run(t *testing.T, rt Router) {
 	t.Run("Finish runs once after the handler, with its status", func(t *testing.T) {
 		runFinish(t, rt)
 	})
-	t.Run("HTTPChargeIf counts failed logins only", func(t *testing.T) {
+	t.Run("WithChargeIf counts failed logins only", func(t *testing.T) {
 		runChargeIf(t, rt)
 	})
 	t.Run("a concurrency limit releases its lease after the handler", func(t *testing.T) {
@@ -237,7 +238,7 @@ type finished struct {
 	tier   string
 }
 
-// runFinish checks that every adapter calls Middleware.Finish exactly once
+// runFinish checks that every adapter runs the WithFinish func exactly once
 // per admitted request, after the handler, with the final status, also when
 // the handler panics (and that the panic still reaches the caller), never
 // for a denied request, and that a handler can still flush.
@@ -245,7 +246,7 @@ func runFinish(t *testing.T, rt Router) {
 	require.NotNil(t, rt.Finish, "Router.Finish")
 	var mu sync.Mutex
 	var got []finished
-	record := core.HTTPFinish(func(r *http.Request, o core.Outcome, status int) {
+	record := httplimit.WithFinish(func(r *http.Request, o httplimit.Outcome, status int) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, finished{r.URL.Path, status, o.Result.Tier})
@@ -302,23 +303,23 @@ func runFinish(t *testing.T, rt Router) {
 // [FinishRoutes].
 var loginAttempts atomic.Int64
 
-// runChargeIf checks core.HTTPChargeIf through the framework: on a login
+// runChargeIf checks httplimit.WithChargeIf through the framework: on a login
 // route with 5 failed logins a minute, successful logins are never
 // counted, the 6th failed attempt is denied (429) before the handler runs,
 // and so is a right password once the quota is spent; a handler that
 // panics counts as a failure (500), and the charge runs before a user's
-// HTTPFinish, which sees the request charged.
+// WithFinish, which sees the request charged.
 func runChargeIf(t *testing.T, rt Router) {
 	require.NotNil(t, rt.Finish, "Router.Finish")
 	l := newLimiter(t, nil, core.WithLimits(core.PerMinute(5).WithName("login")))
-	var seen []int64 // what HTTPFinish saw left of alice's quota
+	var seen []int64 // what WithFinish saw left of alice's quota
 	var mu sync.Mutex
 	left := func() int64 {
 		res, err := l.AllowN(context.Background(), alice, 0)
 		require.NoError(t, err)
 		return res.Binding().Remaining
 	}
-	h := rt.Finish(l, core.HTTPChargeIf(core.FailedRequests), core.HTTPFinish(func(*http.Request, core.Outcome, int) {
+	h := rt.Finish(l, httplimit.WithChargeIf(httplimit.FailedRequests), httplimit.WithFinish(func(*http.Request, httplimit.Outcome, int) {
 		mu.Lock()
 		defer mu.Unlock()
 		seen = append(seen, left())
@@ -345,7 +346,7 @@ func runChargeIf(t *testing.T, rt Router) {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, newRequest(step{path: "/panic", client: alice}))
 	}, "the 5th failure: a panic")
-	assert.Equal(t, []int64{5, 5, 5, 4, 3, 2, 1, 0}, seen, "HTTPFinish runs after the charge")
+	assert.Equal(t, []int64{5, 5, 5, 4, 3, 2, 1, 0}, seen, "WithFinish runs after the charge")
 	assert.Equal(t, int64(0), left())
 
 	attempts := loginAttempts.Load()
@@ -366,7 +367,7 @@ func runPathValue(t *testing.T, rt Router) {
 	l := newLimiter(t, func(s core.Store) core.Store { rec.Store = s; return rec }, core.WithLimits(limit))
 
 	w := httptest.NewRecorder()
-	rt.PerRoute(l, core.HTTPKeyFunc(keyfunc.PathValue("id"))).ServeHTTP(w, newRequest(step{path: "/items/7", client: alice}))
+	rt.PerRoute(l, httplimit.WithKey(keyfunc.PathValue("id"))).ServeHTTP(w, newRequest(step{path: "/items/7", client: alice}))
 
 	assert.Equal(t, http.StatusOK, w.Code)
 	kb, err := core.NewKeyBuilder(core.DefaultPrefix)
@@ -424,7 +425,7 @@ func checkStep(t *testing.T, rt Router, h http.Handler, st step) {
 // checkProblem checks the core problem document of a stopped request.
 func checkProblem(t *testing.T, w *httptest.ResponseRecorder, st step) {
 	assert.Equal(t, "application/problem+json", w.Header().Get("Content-Type"))
-	var p core.Problem
+	var p httplimit.Problem
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p), "body %q", w.Body.String())
 	assert.Equal(t, st.problem, p.Type)
 	assert.Equal(t, st.status, p.Status)
@@ -513,17 +514,17 @@ func runRouteKey(t *testing.T, rt Router) {
 }
 
 // CheckRoute builds a handler with build, mounting the adapter with
-// core.HTTPRouteScope over a recording store, serves GET path and checks
+// httplimit.WithRouteScope over a recording store, serves GET path and checks
 // that the store was asked for the key of the route template wantRoute: the
 // proof that the adapter reported that template for the request.
-func CheckRoute(t *testing.T, build func(*core.Limiter, ...core.HTTPOption) http.Handler, path, wantRoute string) {
+func CheckRoute(t *testing.T, build func(*core.Limiter, ...httplimit.Option) http.Handler, path, wantRoute string) {
 	t.Helper()
 	rec := &recordingStore{}
 	limit := core.PerMinute(5).WithName("api")
 	l := newLimiter(t, func(s core.Store) core.Store { rec.Store = s; return rec }, core.WithLimits(limit))
 
 	w := httptest.NewRecorder()
-	build(l, core.HTTPRouteScope()).ServeHTTP(w, newRequest(step{path: path, client: alice}))
+	build(l, httplimit.WithRouteScope()).ServeHTTP(w, newRequest(step{path: path, client: alice}))
 
 	kb, err := core.NewKeyBuilder(core.DefaultPrefix)
 	require.NoError(t, err)

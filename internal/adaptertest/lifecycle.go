@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
@@ -161,9 +162,9 @@ func (o *countingObserver) BreakerChanged(core.BreakerState, core.BreakerState) 
 
 // TwiceHandler is the handler of [Router.Twice]: it writes the name and
 // Remaining of the binding limit of the Outcome in the request's context
-// (core.OutcomeFromContext), or "no outcome".
+// (httplimit.OutcomeFromContext), or "no outcome".
 func TwiceHandler(w http.ResponseWriter, r *http.Request) {
-	o, ok := core.OutcomeFromContext(r.Context())
+	o, ok := httplimit.OutcomeFromContext(r.Context())
 	if !ok {
 		fmt.Fprint(w, "no outcome")
 		return
@@ -228,7 +229,7 @@ func runTwice(t *testing.T, rt Router) {
 func runFreeInFlight(t *testing.T, rt Router) {
 	require.NotNil(t, rt.Finish, "Router.Finish")
 	l := newLimiter(t, nil, core.WithLimits(core.Concurrent(2).WithName("running")))
-	h := rt.Finish(l, core.HTTPCostFunc(func(*http.Request) int64 { return 0 }))
+	h := rt.Finish(l, httplimit.WithCostFunc(func(*http.Request) int64 { return 0 }))
 	gate1, done1 := startHold(t, h, alice)
 	gate2, done2 := startHold(t, h, alice)
 	w := httptest.NewRecorder()
@@ -245,18 +246,18 @@ func runFreeInFlight(t *testing.T, rt Router) {
 // hijacks the connection and answers 401 in raw bytes, under a login
 // guard of 5 failures a minute: the first 5 run and are charged, then the
 // client is denied. A handler that flushes a 200 before hijacking is
-// counted as that success. HTTPFinish gets core.StatusHijacked, then 200.
+// counted as that success. WithFinish gets httplimit.StatusHijacked, then 200.
 func runHijack(t *testing.T, rt Router) {
 	require.NotNil(t, rt.Finish, "Router.Finish")
 	var mu sync.Mutex
 	var statuses []int
-	record := core.HTTPFinish(func(_ *http.Request, _ core.Outcome, status int) {
+	record := httplimit.WithFinish(func(_ *http.Request, _ httplimit.Outcome, status int) {
 		mu.Lock()
 		defer mu.Unlock()
 		statuses = append(statuses, status)
 	})
 	l := newLimiter(t, nil, core.WithLimits(core.PerMinute(5).WithName("login")))
-	srv := httptest.NewServer(rt.Finish(l, core.HTTPChargeIf(core.FailedRequests), record))
+	srv := httptest.NewServer(rt.Finish(l, httplimit.WithChargeIf(httplimit.FailedRequests), record))
 	defer srv.Close()
 	get := func(path string) int {
 		res, err := srv.Client().Get(srv.URL + path)
@@ -273,7 +274,7 @@ func runHijack(t *testing.T, rt Router) {
 	// waitFinished waits until n requests finished: the client reads a
 	// hijacked response before its handler returns, and a request sent
 	// before the previous one is charged is checked beside it
-	// (core.HTTPChargeIf's bound for requests in flight together).
+	// (httplimit.WithChargeIf's bound for requests in flight together).
 	waitFinished := func(n int) {
 		for deadline := time.Now().Add(5 * time.Second); finished() < n && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
@@ -291,7 +292,7 @@ func runHijack(t *testing.T, rt Router) {
 	assert.Equal(t, map[int]int{http.StatusUnauthorized: 5, http.StatusTooManyRequests: 15}, counts)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []int{200, core.StatusHijacked, core.StatusHijacked, core.StatusHijacked, core.StatusHijacked, core.StatusHijacked}, statuses)
+	assert.Equal(t, []int{200, httplimit.StatusHijacked, httplimit.StatusHijacked, httplimit.StatusHijacked, httplimit.StatusHijacked, httplimit.StatusHijacked}, statuses)
 }
 
 // hijack is the /hijack route of [Router.Finish].

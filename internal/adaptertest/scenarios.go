@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
@@ -31,7 +32,7 @@ func scenarios() []scenario {
 				{path: "/hello", client: alice, status: 200, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 1, 30}},
 				{path: "/hello", client: alice, status: 200, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 0, 30}},
 				{path: "/hello", client: alice, status: 429, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 0, 30},
-					retry: "30", problem: core.ProblemQuotaExceeded},
+					retry: "30", problem: httplimit.ProblemQuotaExceeded},
 				{path: "/hello", client: bob, status: 200, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 1, 30}},
 			},
 		},
@@ -41,27 +42,27 @@ func scenarios() []scenario {
 				core.WithTier("free", core.PerMinute(1).WithName("free")),
 				core.WithTier("pro", core.PerMinute(3).WithName("pro")),
 			},
-			opts: []core.HTTPOption{core.HTTPTierFunc(tierFromAPIKey)},
+			opts: []httplimit.Option{httplimit.WithTier(tierFromAPIKey)},
 			steps: []step{
 				{path: "/hello", client: alice, status: 200, policy: []policyItem{{"free", 1, 60}}, limit: &limitItem{"free", 0, 60}},
 				{path: "/hello", client: alice, status: 429, policy: []policyItem{{"free", 1, 60}}, limit: &limitItem{"free", 0, 60},
-					retry: "60", problem: core.ProblemQuotaExceeded},
+					retry: "60", problem: httplimit.ProblemQuotaExceeded},
 				{path: "/hello", client: bob, apiKey: "pro-key", status: 200, policy: []policyItem{{"pro", 3, 60}}, limit: &limitItem{"pro", 2, 20}},
 				{path: "/hello", client: bob, apiKey: "pro-key", status: 200, policy: []policyItem{{"pro", 3, 60}}, limit: &limitItem{"pro", 1, 20}},
 				{path: "/hello", client: bob, apiKey: "pro-key", status: 200, policy: []policyItem{{"pro", 3, 60}}, limit: &limitItem{"pro", 0, 20}},
 				{path: "/hello", client: bob, apiKey: "pro-key", status: 429, policy: []policyItem{{"pro", 3, 60}}, limit: &limitItem{"pro", 0, 20},
-					retry: "20", problem: core.ProblemQuotaExceeded},
+					retry: "20", problem: httplimit.ProblemQuotaExceeded},
 				{path: "/hello", client: bob, apiKey: "made-up", status: 200, policy: []policyItem{{"free", 1, 60}}, limit: &limitItem{"free", 0, 60}},
 			},
 		},
 		{
 			name:   "with route scope each route template has its own quota; raw paths mint none",
 			limits: api1,
-			opts:   []core.HTTPOption{core.HTTPRouteScope()},
+			opts:   []httplimit.Option{httplimit.WithRouteScope()},
 			steps: []step{
 				{path: "/users/1", client: alice, status: 200, policy: apiPolicy, limit: &limitItem{"api", 0, 60}},
 				{path: "/users/2", client: alice, status: 429, policy: apiPolicy, limit: &limitItem{"api", 0, 60},
-					retry: "60", problem: core.ProblemQuotaExceeded},
+					retry: "60", problem: httplimit.ProblemQuotaExceeded},
 				{path: "/hello", client: alice, status: 200, policy: apiPolicy, limit: &limitItem{"api", 0, 60}},
 				{path: "/hello", client: alice, status: 429, policy: apiPolicy, limit: &limitItem{"api", 0, 60}, retry: "60"},
 				{path: "/no/such/route", client: alice, status: 404, policy: apiPolicy, limit: &limitItem{"api", 0, 60}},
@@ -79,25 +80,25 @@ func scenarios() []scenario {
 		{
 			name:   "a request costs what the cost func says; one that can never fit gets 413",
 			limits: []core.Option{core.WithLimits(core.PerMinute(5).WithName("api"))},
-			opts:   []core.HTTPOption{core.HTTPCostFunc(costFromHeader)},
+			opts:   []httplimit.Option{httplimit.WithCostFunc(costFromHeader)},
 			steps: []step{
 				{path: "/hello", client: alice, cost: 3, status: 200, policy: []policyItem{{"api", 5, 60}}, limit: &limitItem{"api", 2, 12}},
 				{path: "/hello", client: alice, cost: 3, status: 429, policy: []policyItem{{"api", 5, 60}}, limit: &limitItem{"api", 2, 12},
-					retry: "12", problem: core.ProblemQuotaExceeded},
+					retry: "12", problem: httplimit.ProblemQuotaExceeded},
 				{path: "/hello", client: alice, cost: 6, status: 413, policy: []policyItem{{"api", 5, 60}}, limit: &limitItem{"api", 2, 12},
-					problem: core.ProblemQuotaExceeded},
+					problem: httplimit.ProblemQuotaExceeded},
 				{path: "/hello", client: alice, cost: 2, status: 200, policy: []policyItem{{"api", 5, 60}}, limit: &limitItem{"api", 0, 12}},
 			},
 		},
 		{
 			name:   "a cost of 0 from the cost func is free but needs what a cost of 1 needs; a negative cost is a 400",
 			limits: []core.Option{core.WithLimits(core.PerMinute(2).WithName("api"))},
-			opts:   []core.HTTPOption{core.HTTPCostFunc(costFromHeader)},
+			opts:   []httplimit.Option{httplimit.WithCostFunc(costFromHeader)},
 			steps: []step{
 				{path: "/hello", client: alice, rawCost: "0", status: 200, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 2, 0}},
 				{path: "/hello", client: alice, cost: 2, status: 200, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 0, 30}},
 				{path: "/hello", client: alice, rawCost: "0", status: 429, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 0, 30},
-					retry: "30", problem: core.ProblemQuotaExceeded},
+					retry: "30", problem: httplimit.ProblemQuotaExceeded},
 				{path: "/hello", client: bob, rawCost: "-1", status: 400, problem: "about:blank", noSecrets: true},
 				{path: "/hello", client: bob, rawCost: "0", status: 200, policy: []policyItem{{"api", 2, 60}}, limit: &limitItem{"api", 2, 0}},
 			},
@@ -105,7 +106,7 @@ func scenarios() []scenario {
 		{
 			name:   "skipped requests bypass the limiter and carry no fields",
 			limits: api1,
-			opts:   []core.HTTPOption{core.HTTPSkip(func(r *http.Request) bool { return r.URL.Path == "/healthz" })},
+			opts:   []httplimit.Option{httplimit.WithSkip(func(r *http.Request) bool { return r.URL.Path == "/healthz" })},
 			steps: []step{
 				{path: "/healthz", client: alice, status: 200, body: "ok"},
 				{path: "/healthz", client: alice, status: 200, body: "ok"},
@@ -117,25 +118,25 @@ func scenarios() []scenario {
 		{
 			name:   "a key func error goes to the error handler",
 			limits: api1,
-			opts:   []core.HTTPOption{core.HTTPKeyFunc(failingKey), core.HTTPErrorHandler(reportKeyError)},
+			opts:   []httplimit.Option{httplimit.WithKey(failingKey), httplimit.WithErrorHandler(reportKeyError)},
 			steps:  []step{{path: "/hello", client: alice, status: 500, body: "handled: true"}},
 		},
 		{
 			name:   "a key func error gets a 500 without internal text by default",
 			limits: api1,
-			opts:   []core.HTTPOption{core.HTTPKeyFunc(failingKey)},
+			opts:   []httplimit.Option{httplimit.WithKey(failingKey)},
 			steps:  []step{{path: "/hello", client: alice, status: 500, problem: "about:blank", noSecrets: true}},
 		},
 		{
 			name:   "a request without what it is keyed by is the client's error: 400, not 500",
 			limits: api1,
-			opts:   []core.HTTPOption{core.HTTPKeyFunc(keyfunc.Must(keyfunc.Header("X-Account")))},
+			opts:   []httplimit.Option{httplimit.WithKey(keyfunc.Must(keyfunc.Header("X-Account")))},
 			steps:  []step{{path: "/hello", client: alice, status: 400, problem: "about:blank", noSecrets: true}},
 		},
 		{
 			name:   "a deny handler renders denials",
 			limits: api1,
-			opts:   []core.HTTPOption{core.HTTPDenyHandler(denyWithName)},
+			opts:   []httplimit.Option{httplimit.WithDenyHandler(denyWithName)},
 			steps: []step{
 				{path: "/hello", client: alice, status: 200, body: "ok", policy: apiPolicy, limit: &limitItem{"api", 0, 60}},
 				{path: "/hello", client: alice, status: 429, body: "denied by api", policy: apiPolicy, limit: &limitItem{"api", 0, 60}, retry: "60"},
@@ -156,7 +157,7 @@ func scenarios() []scenario {
 			store:  func(core.Store) core.Store { return failingStore{errUnavailable} },
 			steps: []step{
 				{path: "/hello", client: alice, status: 503, policy: apiPolicy, retry: "1",
-					problem: core.ProblemTemporaryReducedCapacity, noSecrets: true},
+					problem: httplimit.ProblemTemporaryReducedCapacity, noSecrets: true},
 			},
 		},
 		{
@@ -183,6 +184,6 @@ func reportKeyError(w http.ResponseWriter, _ *http.Request, err error) {
 }
 
 func denyWithName(w http.ResponseWriter, _ *http.Request, res core.Result) {
-	w.WriteHeader(core.DenyStatus(res))
+	w.WriteHeader(httplimit.DenyStatus(res))
 	fmt.Fprintf(w, "denied by %s", res.Binding().Limit.Name)
 }

@@ -9,7 +9,7 @@
 //   - of the first [Sample] requests, nine in ten or more come from at most
 //     [Peers] private or loopback addresses.
 //
-// core's default key (core.RemoteAddrKey) and keyfunc.PeerIP share it, so
+// core's default key (httplimit.RemoteAddrKey) and keyfunc.PeerIP share it, so
 // the examples, which key by keyfunc.PeerIP when no proxy is trusted, say
 // so as the middleware's default does. It imports no project package.
 package proxyhint
