@@ -52,4 +52,12 @@
 // ("API key, else IP"). [Method] is a part for separate read and write
 // quotas. docs/client-identity.md explains which trust model
 // is safe where, and why limiting by address alone punishes users behind NAT.
+//
+// # Shorthands
+//
+// [ByIP], [ByHeader] and [ByAPIKeyOrIP] are the common cases written as
+// constants in code, as chi's httprate.KeyByIP is: they return a Func, not an
+// error, and panic at start-up on a header name that is not one:
+//
+//	httplimit.WithKey(keyfunc.ByAPIKeyOrIP("X-API-Key"))
 package keyfunc

@@ -35,7 +35,7 @@ func main() {
 func newRouter(store core.Store) chi.Router {
 	limiter := core.MustNewLimiter(store, core.WithLimits(core.PerSecond(10).WithBurst(20)))
 	// API keys are hashed before they reach the store. Authenticate first, or clients invent quotas.
-	byClient := keyfunc.FirstOf(keyfunc.Must(keyfunc.Header("X-API-Key")), keyfunc.Must(keyfunc.PeerIP()))
+	byClient := keyfunc.ByAPIKeyOrIP("X-API-Key")
 	r := chi.NewRouter()
 	r.Use(ratelimitchi.New(limiter, httplimit.WithKey(byClient)))
 	r.Get("/hello", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("hello\n")) })

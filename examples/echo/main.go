@@ -35,7 +35,7 @@ func main() {
 func newServer(store core.Store) *echo.Echo {
 	limiter := core.MustNewLimiter(store, core.WithLimits(core.PerSecond(10).WithBurst(20)))
 	// API keys are hashed before they reach the store. Authenticate first, or clients invent quotas.
-	byClient := keyfunc.FirstOf(keyfunc.Must(keyfunc.Header("X-API-Key")), keyfunc.Must(keyfunc.PeerIP()))
+	byClient := keyfunc.ByAPIKeyOrIP("X-API-Key")
 	e := echo.New()
 	e.Use(ratelimitecho.New(limiter, httplimit.WithKey(byClient)))
 	e.GET("/hello", func(c echo.Context) error { return c.String(http.StatusOK, "hello\n") })

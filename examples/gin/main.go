@@ -35,7 +35,7 @@ func main() {
 func newRouter(store core.Store) *gin.Engine {
 	limiter := core.MustNewLimiter(store, core.WithLimits(core.PerSecond(10).WithBurst(20)))
 	// API keys are hashed before they reach the store. Authenticate first, or clients invent quotas.
-	byClient := keyfunc.FirstOf(keyfunc.Must(keyfunc.Header("X-API-Key")), keyfunc.Must(keyfunc.PeerIP()))
+	byClient := keyfunc.ByAPIKeyOrIP("X-API-Key")
 	r := gin.New()
 	r.Use(ratelimitgin.New(limiter, httplimit.WithKey(byClient)))
 	r.GET("/hello", func(c *gin.Context) { c.String(http.StatusOK, "hello\n") })

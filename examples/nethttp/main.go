@@ -34,7 +34,7 @@ func main() {
 func newHandler(store core.Store) http.Handler {
 	limiter := core.MustNewLimiter(store, core.WithLimits(core.PerSecond(10).WithBurst(20)))
 	// API keys are hashed before they reach the store. Authenticate first, or clients invent quotas.
-	byClient := keyfunc.FirstOf(keyfunc.Must(keyfunc.Header("X-API-Key")), keyfunc.Must(keyfunc.PeerIP()))
+	byClient := keyfunc.ByAPIKeyOrIP("X-API-Key")
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("hello\n")) })
 	return ratelimithttp.Handler(mux, limiter, httplimit.WithKey(byClient))
