@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -16,23 +15,18 @@ import (
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
-// TestBatchingThroughput measures GCRA checks/s on the standalone test
-// server at 1, 16 and 64 concurrent callers, unbatched and batched, 2 s
-// each, 2 rounds (alternating which mode runs first), over 10k keys. It runs only with
-// RATELIMIT_BATCH_MEASURE=1 (it is a measurement, not a check):
+// BenchmarkBatchingThroughput measures GCRA takes on the standalone test
+// server from 1, 16 and 64 concurrent callers over 10k keys, one take per
+// round trip and batched (the default), reporting the takes per round trip
+// and the p50 and p99 latency of a take beside ns/op (the wall time per
+// take of all callers together). Run the modes side by side, several times
+// (the machine is shared):
 //
-//	RATELIMIT_BATCH_MEASURE=1 go test -v -run TestBatchingThroughput ./core/redisstore
-func TestBatchingThroughput(t *testing.T) {
-	if os.Getenv("RATELIMIT_BATCH_MEASURE") == "" {
-		t.Skip("a measurement: set RATELIMIT_BATCH_MEASURE=1")
-	}
-	const (
-		each   = 2 * time.Second
-		rounds = 2
-	)
-	srv := redistest.Standalone(t)
+//	go test -run '^$' -bench BatchingThroughput -count 3 ./core/redisstore
+func BenchmarkBatchingThroughput(b *testing.B) {
+	srv := redistest.Standalone(b)
 	limits := []core.Limit{core.PerSecond(1_000_000)} // admits every take: each one writes
-	kb := newKeyBuilder(t, srv.Client(t))
+	kb := newKeyBuilder(b, srv.Client(b))
 	keys := make([][]string, 10_000)
 	for i := range keys {
 		keys[i] = kb.AppendKeys(nil, "client-"+strconv.Itoa(i), limits)
@@ -40,55 +34,51 @@ func TestBatchingThroughput(t *testing.T) {
 	modes := []struct {
 		name string
 		opts []redisstore.Option
-	}{{"unbatched", []redisstore.Option{redisstore.WithoutBatching()}}, {"batched", nil}} // batched: the default
-	for round := 1; round <= rounds; round++ {
-		for _, c := range []int{1, 16, 64} {
-			var rates [2]float64
-			for k := range modes {
-				m := (k + round) % len(modes) // alternate which mode runs first
-				mode := modes[m]
+	}{{"unbatched", []redisstore.Option{redisstore.WithoutBatching()}}, {"batched", nil}}
+	for _, c := range []int{1, 16, 64} {
+		for _, mode := range modes {
+			b.Run(fmt.Sprintf("c=%d/%s", c, mode.name), func(b *testing.B) {
 				opts := srv.Options()
 				opts.PoolSize = max(c, 10)
 				client := patientClient(opts)
+				defer client.Close()
 				var counter takeCounter
 				client.AddHook(&counter)
-				store := mustNew(t, client, mode.opts...)
-				n, p50, p99 := hammerFor(store, keys, limits, c, each)
-				_ = client.Close()
-				rates[m] = float64(n) / each.Seconds()
-				t.Logf("round %d c=%-2d %-9s %8.0f checks/s  p50 %-8s p99 %-8s %.1f takes/round trip", round, c, mode.name,
-					rates[m], p50.Round(time.Microsecond), p99.Round(time.Microsecond),
-					float64(counter.takes.Load())/float64(max(counter.roundTrips.Load(), 1)))
-			}
-			t.Logf("round %d c=%-2d batched/unbatched %.2fx", round, c, rates[1]/rates[0])
+				store := mustNew(b, client, mode.opts...)
+				b.ResetTimer()
+				p50, p99 := hammerN(b, store, keys, limits, c, int64(b.N))
+				b.StopTimer()
+				b.ReportMetric(float64(counter.takes.Load())/float64(max(counter.roundTrips.Load(), 1)), "takes/roundtrip")
+				b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
+				b.ReportMetric(float64(p99.Microseconds()), "p99-µs")
+			})
 		}
 	}
 }
 
-// hammerFor runs takes from c goroutines for d and returns how many
-// succeeded and the latency quantiles of one goroutine's sample.
-func hammerFor(store *redisstore.Store, keys [][]string, limits []core.Limit, c int, d time.Duration) (int64, time.Duration, time.Duration) {
-	var n atomic.Int64
+// hammerN runs n takes from c goroutines and returns the latency quantiles
+// of a sample of them.
+func hammerN(b *testing.B, store *redisstore.Store, keys [][]string, limits []core.Limit, c int, n int64) (time.Duration, time.Duration) {
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var lat []time.Duration
-	stop := time.Now().Add(d)
-	for g := range c {
+	for range c {
 		wg.Go(func() {
 			ctx := context.Background()
 			ds := make([]core.Decision, 0, 1)
 			var mine []time.Duration
-			for i := g; time.Now().Before(stop); i += c {
+			for i := next.Add(1); i <= n; i = next.Add(1) {
 				start := time.Now()
 				var err error
-				ds, err = store.Take(ctx, ds[:0], keys[i%len(keys)], limits, 1)
+				ds, err = store.Take(ctx, ds[:0], keys[i%int64(len(keys))], limits, 1)
 				if err != nil {
-					panic(fmt.Sprint("take: ", err))
+					b.Error("take: ", err)
+					return
 				}
 				if len(mine) < 20_000 {
 					mine = append(mine, time.Since(start))
 				}
-				n.Add(1)
 			}
 			mu.Lock()
 			lat = append(lat, mine...)
@@ -96,7 +86,10 @@ func hammerFor(store *redisstore.Store, keys [][]string, limits []core.Limit, c 
 		})
 	}
 	wg.Wait()
+	if len(lat) == 0 {
+		return 0, 0
+	}
 	slices.Sort(lat)
 	at := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
-	return n.Load(), at(0.5), at(0.99)
+	return at(0.5), at(0.99)
 }
