@@ -59,19 +59,19 @@ func (l *Limiter) check(ctx context.Context, req Request, res *Result) (charged 
 func (l *Limiter) checkTake(ctx context.Context, req Request, p *plan, res *Result) (charged bool, err error) {
 	id := SafeIdentity(req.Identity)
 	if req.Cost > p.fits { // a take is denied, CostTooHigh: it charges nothing
-		return false, l.takeStore(ctx, id, req.Cost, p, res)
+		return false, l.takeFromStore(ctx, id, req.Cost, p, res)
 	}
 	if l.denied != nil && l.denied.holds(denyKey{identity: id, tier: p.name}, req.Cost, l.now, res) {
 		return false, nil
 	}
-	if err := l.takeStore(ctx, id, 0, p, res); err != nil {
+	if err := l.takeFromStore(ctx, id, 0, p, res); err != nil {
 		return false, err
 	}
 	if !res.Allowed || fits(res, req.Cost) {
 		return false, nil
 	}
 	*res = Result{}
-	if err := l.take(ctx, &req, p, res); err != nil {
+	if err := l.takeCached(ctx, &req, p, res); err != nil {
 		return false, err
 	}
 	return res.Allowed && (!res.Degraded || res.Fallback), nil
@@ -102,7 +102,7 @@ func (l *Limiter) Charge(ctx context.Context, req Request) (res Result, err erro
 		return Result{}, ErrInvalidCost
 	}
 	p, _ := l.plan(ctx, &req)
-	if err := l.take(ctx, &req, p, &res); err != nil {
+	if err := l.takeCached(ctx, &req, p, &res); err != nil {
 		return Result{}, err
 	}
 	return res, nil

@@ -267,7 +267,7 @@ func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error
 	} else if req.Tier != "" { // else the default tier, without a call
 		p, tierErr = l.plan(ctx, req)
 	}
-	if err := l.take(ctx, req, p, res); err != nil {
+	if err := l.takeCached(ctx, req, p, res); err != nil {
 		*res = Result{} // whatever a step left there is no decision
 		return err
 	}
@@ -341,15 +341,15 @@ func callerGone(err error) error {
 	return errwrap.Wrap("ratelimit: ", "caller gone", err)
 }
 
-// take decides req with the deny cache, the breaker and the store, into
+// takeCached decides req with the deny cache, the breaker and the store, into
 // res. The deny cache is keyed by the safe identity, as store keys are, so
 // it holds at most [MaxIdentityLen] bytes of any identity. A cost no limit
 // can ever admit bypasses it: the store answers [CostTooHigh], which
 // waiting cannot change.
-func (l *Limiter) take(ctx context.Context, req *Request, p *plan, res *Result) error {
+func (l *Limiter) takeCached(ctx context.Context, req *Request, p *plan, res *Result) error {
 	id := SafeIdentity(req.Identity)
 	if l.denied == nil || req.Cost == 0 || req.Cost > p.fits {
-		return l.takeStore(ctx, id, req.Cost, p, res)
+		return l.takeFromStore(ctx, id, req.Cost, p, res)
 	}
 	dk := denyKey{identity: id, tier: p.name}
 	var hit bool
@@ -364,7 +364,7 @@ func (l *Limiter) take(ctx context.Context, req *Request, p *plan, res *Result) 
 	if hit {
 		return nil
 	}
-	err = l.takeStore(ctx, id, req.Cost, p, res)
+	err = l.takeFromStore(ctx, id, req.Cost, p, res)
 	if err == nil && !res.Allowed && !res.Degraded {
 		var lookup [sha256.Size]byte
 		if req.Tier == "" && l.tiers != nil {
@@ -378,14 +378,14 @@ func (l *Limiter) take(ctx context.Context, req *Request, p *plan, res *Result) 
 	return err
 }
 
-// takeStore decides a take of cost by the client id (already safe) with
+// takeFromStore decides a take of cost by the client id (already safe) with
 // the store, behind the breaker, into res. The store's decisions land in a
 // pooled buffer, which res copies, so a Result of up to four limits costs
 // no allocation; keys for a NonBlocking store ([Capabilities]) come from
 // that scratch too: they live only for the call. A take of cost > 0 in a
 // tier with [Concurrency] limits also draws a lease id (and, when
 // admitted, allocates its [Lease]).
-func (l *Limiter) takeStore(ctx context.Context, id string, cost int64, p *plan, res *Result) error {
+func (l *Limiter) takeFromStore(ctx context.Context, id string, cost int64, p *plan, res *Result) error {
 	sc := scratches.Get().(*scratch)
 	t := takeCall{id: id, cost: cost}
 	if cost > 0 && len(p.leased) > 0 {
@@ -417,7 +417,7 @@ func (l *Limiter) decide(ctx context.Context, sc *scratch, t *takeCall, p *plan,
 	if l.local && l.breakers == nil && t.lease == "" { // nothing to guard: call it here, one frame less
 		ds, err = l.store.Take(ctx, sc.ds[:0], t.keys, p.limits, t.cost)
 	} else {
-		ds, err = l.call(ctx, sc.ds[:0], t, p.limits)
+		ds, err = l.callStore(ctx, sc.ds[:0], t, p.limits)
 	}
 	sc.ds = ds[:0] // keep what the store grew
 	if err == nil && len(ds) != len(p.limits) {
@@ -445,10 +445,10 @@ func (l *Limiter) decide(ctx context.Context, sc *scratch, t *takeCall, p *plan,
 	return errwrap.Wrap("ratelimit: ", "store", err)
 }
 
-// call runs one call of the store under the timeout and the breaker of the
+// callStore runs one call of the store under the timeout and the breaker of the
 // keys' shard, appending the decisions to dst. Errors that mean the store
 // is unavailable come back wrapping [ErrStoreUnavailable].
-func (l *Limiter) call(ctx context.Context, dst []Decision, t *takeCall, limits []Limit) ([]Decision, error) {
+func (l *Limiter) callStore(ctx context.Context, dst []Decision, t *takeCall, limits []Limit) ([]Decision, error) {
 	s := l.store
 	var b *breaker
 	if l.breakers != nil {
@@ -460,7 +460,7 @@ func (l *Limiter) call(ctx context.Context, dst []Decision, t *takeCall, limits 
 	if !l.local {
 		tctx, cancel = context.WithTimeout(ctx, l.timeout)
 	}
-	ds, err := storeTake(tctx, s, dst, t, limits)
+	ds, err := takeOrLease(tctx, s, dst, t, limits)
 	unavailable := err != nil && (errors.Is(err, ErrStoreUnavailable) || tctx.Err() != nil)
 	cancel()
 	if b != nil {
@@ -482,9 +482,9 @@ func (l *Limiter) breakerOf(key string) *breaker {
 	return l.breakers.forShard(l.shardOf(key))
 }
 
-// storeTake is one Take of s appending to dst, with the lease of t when it
+// takeOrLease is one Take of s appending to dst, with the lease of t when it
 // has one (the limiter checked that s is then a [Leaser]).
-func storeTake(ctx context.Context, s Store, dst []Decision, t *takeCall, limits []Limit) ([]Decision, error) {
+func takeOrLease(ctx context.Context, s Store, dst []Decision, t *takeCall, limits []Limit) ([]Decision, error) {
 	if t.lease != "" {
 		return s.(Leaser).TakeLease(ctx, dst, t.keys, limits, t.cost, t.lease)
 	}
@@ -563,7 +563,7 @@ func (l *Limiter) named(name string) (*plan, error) {
 // mode.
 func (l *Limiter) degraded(ctx context.Context, sc *scratch, p *plan, t *takeCall, cause error, res *Result) {
 	if l.failure == FailLocal {
-		ds, err := storeTake(ctx, l.fallback, sc.ds[:0], t, p.shares)
+		ds, err := takeOrLease(ctx, l.fallback, sc.ds[:0], t, p.shares)
 		sc.ds = ds[:0]
 		if err == nil && len(ds) != len(p.shares) {
 			err = fmt.Errorf("%d decisions for %d limits", len(ds), len(p.shares))

@@ -107,7 +107,7 @@ func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, li
 
 // takeChecked is Take and TakeLease: lease is "" for Take.
 func (s *Store) takeChecked(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64, lease string) ([]core.Decision, error) {
-	if err := checkTake(ctx, keys, limits, cost, lease); err != nil {
+	if err := validateTake(ctx, keys, limits, cost, lease); err != nil {
 		return dst, err
 	}
 	// The slots live on the stack. A one-limit take, the common case, has
@@ -305,9 +305,9 @@ func (s *Store) Len() int {
 	return n
 }
 
-// checkTake rejects the arguments that [core.Store] rules out, so a
+// validateTake rejects the arguments that [core.Store] rules out, so a
 // caller's mistake is an error instead of a panic or nonsense.
-func checkTake(ctx context.Context, keys []string, limits []core.Limit, cost int64, lease string) error {
+func validateTake(ctx context.Context, keys []string, limits []core.Limit, cost int64, lease string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("ratelimit: memstore: %w", err)
 	}

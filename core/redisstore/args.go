@@ -20,9 +20,9 @@ const argsPerLimit = 4
 // its own sends at most ([Store.appendOneArgs]).
 const maxOneArgs = 5
 
-// checkTake rejects what would make the script fail or lie: cheap checks
+// validateTake rejects what would make the script fail or lie: cheap checks
 // only, the full validation is [core.Limit.Validate]'s.
-func checkTake(keys []string, limits []core.Limit, cost int64, lease string) error {
+func validateTake(keys []string, limits []core.Limit, cost int64, lease string) error {
 	switch {
 	case len(limits) == 0:
 		return errors.New("no limits")

@@ -103,7 +103,7 @@ func (s *Store) Take(ctx context.Context, dst []core.Decision, keys []string, li
 
 // take is Take and TakeLease: lease is "" for Take.
 func (s *Store) take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64, lease string) ([]core.Decision, error) {
-	if err := checkTake(keys, limits, cost, lease); err != nil {
+	if err := validateTake(keys, limits, cost, lease); err != nil {
 		return dst, fmt.Errorf("ratelimit: redis take: %w", err)
 	}
 	p, cmd := s.call(ctx, keys, limits, cost, lease)
