@@ -16,15 +16,13 @@ import (
 // maxBatch is how many takes one pipeline carries at most, and
 // maxInFlight how many calls (lone takes or pipelines) a batching store
 // has in flight at once to one node ([WithoutBatching] describes
-// batching). A take that just missed the calls in flight waits for one of them and then for its own: up to
-// two round trips. With one call in flight the client and Redis took turns
-// (one built and parsed a pipeline while the other waited); with two they
-// overlap: GCRA checks/s over the non-pipelined no-op ceiling of the same
-// round (cd bench && go run . -families gcra -combos ..., 3 rounds, a quiet
-// 2-core machine) went 0.68 -> 0.84 at c=16, 1.19 -> 1.54 at c=64, 1.58 ->
-// 1.95 at c=256, 1.15 -> 1.32 at c=64 on one hot key, with a lower p99.
-// Pipelines are smaller (fewer takes per round trip); the batcher works
-// with any number.
+// batching). A take that just missed the calls in flight waits for one of
+// them and then for its own: up to two round trips. With one call in
+// flight the client and Redis take turns (one builds and parses a pipeline
+// while the other waits); with two they overlap, which made batched GCRA
+// faster at every concurrency measured, with a lower p99 (docs/benchmarks.md,
+// "Two calls in flight per node"). Pipelines are smaller (fewer takes per
+// round trip); the batcher works with any number.
 const (
 	maxBatch    = 128
 	maxInFlight = 2
