@@ -9,6 +9,7 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/internal/tiertest"
 )
 
 // No order traps: options that set one thing twice, or contradict each
@@ -35,7 +36,7 @@ func TestLimiterOptionsThatContradictEachOtherAreAnError(t *testing.T) {
 		{"WithBreaker twice", core.WithBreaker(core.BreakerConfig{}), core.WithBreaker(core.BreakerConfig{Failures: 2}), []string{"WithBreaker given twice"}},
 		{"WithDenyCache twice", core.WithDenyCache(1), core.WithDenyCache(0), []string{"WithDenyCache given twice"}},
 		{"WithFallback twice", fallback, core.WithFallback(local, 3), []string{"WithFallback given twice"}},
-		{"WithTierResolver twice", core.WithTierResolver(proResolver, 0, 0), core.WithTierResolver(proResolver, 0, 0),
+		{"WithTierResolver twice", core.WithTierResolver(tiertest.ProResolver, 0, 0), core.WithTierResolver(tiertest.ProResolver, 0, 0),
 			[]string{"WithTierResolver given twice"}},
 	}
 	for _, tt := range tests {

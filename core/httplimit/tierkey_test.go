@@ -2,7 +2,6 @@ package httplimit_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,44 +13,15 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/httplimit"
+	"github.com/ratelimitkit/ratelimit/internal/tiertest"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
-
-// proResolver knows one pro API key; "broken" makes it fail.
-func proResolver(_ context.Context, apiKey string) (string, error) {
-	switch apiKey {
-	case "pro-key-123":
-		return "pro", nil
-	case "broken":
-		return "", errors.New("plans database down")
-	}
-	return "free", nil
-}
-
-// countingResolver counts calls per lookup key.
-type countingResolver struct {
-	mu    sync.Mutex
-	calls map[string]int
-}
-
-func (c *countingResolver) resolve(ctx context.Context, key string) (string, error) {
-	c.mu.Lock()
-	c.calls[key]++
-	c.mu.Unlock()
-	return proResolver(ctx, key)
-}
-
-func (c *countingResolver) count(key string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.calls[key]
-}
 
 // The issue-9 bug: the resolver got the hashed identity ("key:<hash>"), so a
 // pro API key silently got free limits. With WithTierKey it gets the raw key,
 // its answer is cached, and the identity stays hashed.
 func TestTierResolverSeesTheRawAPIKeyThroughTheMiddleware(t *testing.T) {
-	resolver := &countingResolver{calls: map[string]int{}}
+	resolver := tiertest.NewCountingResolver()
 	var seen []core.Request
 	var mu sync.Mutex
 	obs := observerFunc(func(req core.Request, res core.Result) {
@@ -62,7 +32,7 @@ func TestTierResolverSeesTheRawAPIKeyThroughTheMiddleware(t *testing.T) {
 	l := newTestLimiter(t, core.WithTiers(
 		core.Tier{Name: "free", Limits: []core.Limit{core.PerMinute(2).WithName("api")}},
 		core.Tier{Name: "pro", Limits: []core.Limit{core.PerMinute(100).WithName("api")}},
-	), core.WithTierResolver(resolver.resolve, 0, 0), core.WithObserver(obs))
+	), core.WithTierResolver(resolver.Resolve, 0, 0), core.WithObserver(obs))
 	var got []core.Result
 	mw, err := httplimit.New(l,
 		httplimit.WithKey(keyfunc.Must(keyfunc.Header("X-API-Key"))),
@@ -87,12 +57,12 @@ func TestTierResolverSeesTheRawAPIKeyThroughTheMiddleware(t *testing.T) {
 			assert.NoError(t, o.Result.TierErr)
 			assert.Equal(t, int64(100-i-1), o.Result.Binding().Remaining)
 		}
-		assert.Equal(t, 1, resolver.count("pro-key-123"), "cached after the first request")
+		assert.Equal(t, 1, resolver.Count("pro-key-123"), "cached after the first request")
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.Header.Set("X-API-Key", "pro-key-123")
 		identity, err := keyfunc.Must(keyfunc.Header("X-API-Key"))(r)
 		require.NoError(t, err)
-		assert.Zero(t, resolver.count(identity), "never asked with the hashed identity")
+		assert.Zero(t, resolver.Count(identity), "never asked with the hashed identity")
 	})
 	t.Run("another key gets free limits", func(t *testing.T) {
 		for range 2 {
@@ -102,7 +72,7 @@ func TestTierResolverSeesTheRawAPIKeyThroughTheMiddleware(t *testing.T) {
 		}
 		status, _ := send("free-key")
 		assert.Equal(t, http.StatusTooManyRequests, status)
-		assert.Equal(t, 1, resolver.count("free-key"))
+		assert.Equal(t, 1, resolver.Count("free-key"))
 	})
 	t.Run("errors are not cached and are reported in TierErr", func(t *testing.T) {
 		for range 2 {
@@ -111,7 +81,7 @@ func TestTierResolverSeesTheRawAPIKeyThroughTheMiddleware(t *testing.T) {
 			assert.Equal(t, "free", o.Result.Tier, "the default tier: the first one")
 			assert.ErrorContains(t, o.Result.TierErr, "plans database down")
 		}
-		assert.Equal(t, 2, resolver.count("broken"), "asked again: an error is not cached")
+		assert.Equal(t, 2, resolver.Count("broken"), "asked again: an error is not cached")
 	})
 	t.Run("a request without a key gets the default tier without a lookup", func(t *testing.T) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
@@ -122,7 +92,7 @@ func TestTierResolverSeesTheRawAPIKeyThroughTheMiddleware(t *testing.T) {
 		require.True(t, o.Allowed())
 		assert.Equal(t, "free", o.Result.Tier)
 		assert.NoError(t, o.Result.TierErr)
-		assert.Zero(t, resolver.count(""))
+		assert.Zero(t, resolver.Count(""))
 	})
 	t.Run("the raw key reaches no observer", func(t *testing.T) {
 		mu.Lock()
