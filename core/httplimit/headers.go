@@ -132,17 +132,35 @@ func setHeaders(h http.Header, res *core.Result, hf *headerFields, f HeaderForma
 
 // tierFields holds, per tier of a [core.Limiter], the parts of its
 // rate-limit fields that depend only on its limits: formatted once, when
-// a [Middleware] is built, and shared by every response of the tier.
-type tierFields map[string]*headerFields
+// a [Middleware] is built, and shared by every response of the tier. A
+// limiter has a handful of tiers, and a Result's tier name is the
+// limiter's own string, so finding it by a scan, whose string comparisons
+// stop at the shared pointer, costs less than hashing the name into a map
+// on every response.
+type tierFields struct {
+	names  []string
+	fields []*headerFields
+}
 
 // newTierFields formats the fields of every tier of l.
 func newTierFields(l *core.Limiter) tierFields {
-	f := make(tierFields)
+	var f tierFields
 	for _, name := range l.Tiers() {
 		limits, _ := l.Tier(name)
-		f[name] = newHeaderFields(limits)
+		f.names = append(f.names, name)
+		f.fields = append(f.fields, newHeaderFields(limits))
 	}
 	return f
+}
+
+// of returns the fields of the tier named name, or nil.
+func (f tierFields) of(name string) *headerFields {
+	for i, n := range f.names {
+		if n == name {
+			return f.fields[i]
+		}
+	}
+	return nil
 }
 
 // set sets the rate-limit fields of res in h, as [SetHeaders] does, with
@@ -150,7 +168,7 @@ func newTierFields(l *core.Limiter) tierFields {
 // ([core.FailLocal]: its limits are shares of the tier's) is formatted in
 // full.
 func (f tierFields) set(h http.Header, res *core.Result, formats HeaderFormat, now time.Time) {
-	hf := f[res.Tier]
+	hf := f.of(res.Tier)
 	if res.Fallback || hf == nil || len(hf.starts) != res.Len() {
 		hf = nil
 	}

@@ -32,7 +32,7 @@ func TestPrecomputedPolicyMatchesTheDecisions(t *testing.T) {
 			require.NoError(t, err)
 			m, err := New(l)
 			require.NoError(t, err)
-			require.NotNil(t, m.fields[res.Tier])
+			require.NotNil(t, m.fields.of(res.Tier))
 			h := make(http.Header)
 			m.fields.set(h, &res, HeadersIETF, time.Now())
 			assert.Equal(t, formatPolicy(res.Decisions()), h.Get(HeaderRateLimitPolicy))
