@@ -165,7 +165,8 @@ func (l *Limiter) releaseAll(ctx context.Context, store Leaser, keys []string, l
 			continue
 		}
 		if errors.Is(err, ErrStoreUnavailable) || ctx.Err() != nil {
-			l.pending.add(pendingRelease{store: store, key: key, limit: limits[i], lease: lease}, l.now())
+			l.pending.add(pendingRelease{store: store, key: key, limit: limits[i], lease: lease,
+				until: l.now().Add(limits[i].Period)}) // the lease was taken or renewed before now
 		}
 		errs = append(errs, errwrap.Wrap("ratelimit: ", "release lease", err))
 	}

@@ -37,10 +37,8 @@ type pendingReleases struct {
 	q  []pendingRelease
 }
 
-// add keeps r until its lease would have expired: the lease TTL from now
-// is the latest it can live, as it was last taken or renewed before now.
-func (p *pendingReleases) add(r pendingRelease, now time.Time) {
-	r.until = now.Add(r.limit.Period)
+// add keeps r until r.until, when its lease has expired anyway.
+func (p *pendingReleases) add(r pendingRelease) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.q) >= MaxPendingReleases {
@@ -52,13 +50,11 @@ func (p *pendingReleases) add(r pendingRelease, now time.Time) {
 }
 
 // putBack keeps rs again, releases taken out with take whose store still
-// could not answer.
+// could not answer, those whose lease has not expired by now.
 func (p *pendingReleases) putBack(rs []pendingRelease, now time.Time) {
 	for _, r := range rs {
 		if now.Before(r.until) {
-			period := r.until.Sub(now)
-			r.limit.Period = period // add keeps it until the same instant
-			p.add(r, now)
+			p.add(r)
 		}
 	}
 }

@@ -256,9 +256,6 @@ func (b *nodeBatcher) free(c *check) (*redis.IntSliceCmd, error) {
 // do runs one take, cmd, through the batcher and returns the script's
 // reply.
 func (b *nodeBatcher) do(ctx context.Context, p *program, cmd *redis.IntSliceCmd) ([]int64, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, notSent(err)
-	}
 	b.mu.Lock()
 	if b.inFlight < maxInFlight {
 		b.inFlight++
