@@ -18,10 +18,16 @@ const (
 	// closed ([FailClosed]); nothing is known about the quota. RetryAfter
 	// is an estimate of when to try again (1 s), not a quota's wait.
 	Unavailable
+	// Blocked: an operator blocked the client ([Limiter.Block]) until
+	// RetryAfter has passed. No store call was made.
+	Blocked
+	// LockedOut: the limit's [Lockout] locked the client out after
+	// repeated denials; RetryAfter is when the lockout ends.
+	LockedOut
 )
 
-// String returns "not_denied", "exhausted", "cost_too_high" or
-// "unavailable".
+// String returns "not_denied", "exhausted", "cost_too_high",
+// "unavailable", "blocked" or "locked_out".
 func (r Reason) String() string {
 	switch r {
 	case NotDenied:
@@ -32,6 +38,10 @@ func (r Reason) String() string {
 		return "cost_too_high"
 	case Unavailable:
 		return "unavailable"
+	case Blocked:
+		return "blocked"
+	case LockedOut:
+		return "locked_out"
 	}
 	return "unknown"
 }
@@ -97,6 +107,12 @@ type Result struct {
 	// fallback store ([FailLocal]): real, if local, decisions, which
 	// headers and denials report like the store's.
 	Fallback bool
+	// Exempt is set when the client is exempt ([Limiter.Exempt]): admitted
+	// without a store call, its decisions reporting full quotas.
+	Exempt bool
+	// Overridden is set when the client's own limits applied
+	// ([Limiter.SetOverride]) instead of its tier's.
+	Overridden bool
 	// Shadowed is set in shadow mode ([WithShadow]) when the limits denied
 	// the request but it was admitted anyway.
 	Shadowed bool

@@ -276,3 +276,21 @@ func (r *Result) age(d time.Duration) {
 		}
 	}
 }
+
+// clear drops every cached denial: the tiers changed ([Limiter.SetTiers]).
+// A probe running keeps its channel, which its caller closes as ever.
+func (c *denyCache) clear() {
+	c.mu.Lock()
+	clear(c.entries)
+	c.held.Store(0)
+	c.mu.Unlock()
+}
+
+// forget drops the cached denial of the client id (a safe identity), if
+// any: its limits changed, or an operator reset or unblocked it.
+func (c *denyCache) forget(id string) {
+	c.mu.Lock()
+	delete(c.entries, id)
+	c.held.Store(int64(len(c.entries)))
+	c.mu.Unlock()
+}

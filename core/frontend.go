@@ -46,7 +46,7 @@ func (l *Limiter) check(ctx context.Context, req Request, res *Result) (charged 
 	if err := ctx.Err(); err != nil {
 		return false, callerGone(err)
 	}
-	p, tierErr := l.plan(ctx, &req)
+	p, tierErr := l.plan(ctx, l.tierSet.Load(), &req)
 	if charged, err = l.checkTake(ctx, req, p, res); err != nil {
 		*res = Result{}
 		return false, err
@@ -101,7 +101,7 @@ func (l *Limiter) Charge(ctx context.Context, req Request) (res Result, err erro
 	if req.Cost < 0 {
 		return Result{}, ErrInvalidCost
 	}
-	p, _ := l.plan(ctx, &req)
+	p, _ := l.plan(ctx, l.tierSet.Load(), &req)
 	if err := l.takeCached(ctx, &req, p, &res); err != nil {
 		return Result{}, err
 	}
@@ -110,11 +110,11 @@ func (l *Limiter) Charge(ctx context.Context, req Request) (res Result, err erro
 
 // DefaultTier returns the name of the tier applied when a request names
 // none and no resolver answers ([WithDefaultTier]).
-func (l *Limiter) DefaultTier() string { return l.def.name }
+func (l *Limiter) DefaultTier() string { return l.tierSet.Load().def.name }
 
 // Tiers returns the names of the limiter's tiers, sorted; [Limiter.Tier]
 // returns the limits of each.
-func (l *Limiter) Tiers() []string { return slices.Sorted(maps.Keys(l.plans)) }
+func (l *Limiter) Tiers() []string { return slices.Sorted(maps.Keys(l.tierSet.Load().plans)) }
 
 // HasTierResolver reports whether the limiter looks tiers up with a
 // [TierResolver] ([WithTierResolver]): only then is a [Request.TierKey]
@@ -128,8 +128,9 @@ func (l *Limiter) HasTierResolver() bool { return l.tiers != nil }
 // Tiers are visited in name order, so the answer is the same on every
 // call.
 func (l *Limiter) ConcurrencyLimit() (tier, limit string, ok bool) {
-	for _, name := range l.Tiers() {
-		if p := l.plans[name]; len(p.leased) > 0 {
+	ts := l.tierSet.Load()
+	for _, name := range slices.Sorted(maps.Keys(ts.plans)) {
+		if p := ts.plans[name]; len(p.leased) > 0 {
 			return p.name, p.limits[p.leased[0]].Name, true
 		}
 	}

@@ -121,7 +121,29 @@ type Limit struct {
 	// must then be the unit's nominal length ([CalendarUnit.Period]); the
 	// zero value for every other algorithm.
 	Calendar Calendar
+	// Lockout, when set (After > 0), locks a client out for a while after
+	// repeated denials of this limit: the login guard's answer to
+	// credential stuffing. The zero value locks no one out.
+	Lockout Lockout
 }
+
+// A Lockout locks a client out after After denials of its limit within
+// Within: every request of the client is then denied ([LockedOut]) for
+// For. Each further lockout that starts within Cooldown of the end of the
+// previous one lasts Multiplier times longer, up to Max. The denials are
+// counted in the same store call as the take, so two nodes cannot both miss
+// the After-th one; the state expires with the cool-down.
+type Lockout struct {
+	After      int64         // denials that lock the client out; 0: no lockout
+	Within     time.Duration // the window the denials are counted in
+	For        time.Duration // the first lockout
+	Multiplier int64         // each further lockout within Cooldown: this many times longer (1: always For)
+	Max        time.Duration // the longest lockout (0: For × Multiplier⁴)
+	Cooldown   time.Duration // how long a lockout is remembered after it ends (0: For)
+}
+
+// WithLockout returns l with lockout lo.
+func (l Limit) WithLockout(lo Lockout) Limit { l.Lockout = lo; return l }
 
 // PerSecond returns a limit of rate requests per second (GCRA, burst = rate).
 func PerSecond(rate int64) Limit { return Limit{Rate: rate, Period: time.Second} }

@@ -5,7 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
+
+	"maps"
+	"slices"
 
 	"github.com/ratelimitkit/ratelimit/internal/errwrap"
 	"github.com/ratelimitkit/ratelimit/internal/keylayout"
@@ -51,10 +55,10 @@ var (
 // goroutine. Make one with [NewLimiter].
 type Limiter struct {
 	store     Store
-	head      string // keylayout.Head of the prefix
-	plans     map[string]*plan
-	def       *plan
-	tiers     *tierCache // nil without a resolver
+	head      string                  // keylayout.Head of the prefix
+	tierSet   atomic.Pointer[tierSet] // the tiers in force (SetTiers replaces them)
+	nodes     int                     // WithFallback's nodes, for the plans of SetTiers
+	tiers     *tierCache              // nil without a resolver
 	failure   FailureMode
 	timeout   time.Duration
 	breakers  *breakers  // nil with WithoutBreaker, or for a NonBlocking store
@@ -130,19 +134,19 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 		c.observers = []Observer{failureLog()}
 	}
 	l := &Limiter{
-		store: store, head: keylayout.Head(c.prefix), plans: make(map[string]*plan, len(c.tiers)),
+		store: store, head: keylayout.Head(c.prefix), nodes: c.nodes,
 		failure: c.failure, timeout: c.timeout, fallback: c.fallback, observers: c.observers,
 		quiet: quiet, shadow: c.shadow, now: clockOf(caps), keyIdent: c.keyIdent,
 		local: caps.NonBlocking, shard: caps.Shard, renewLog: logsample.New(nil),
 	}
-	if err := l.addPlans(c); err != nil {
+	ts, err := l.newTierSet(c.tiers, c.defaultTier)
+	if err != nil {
 		return nil, err
 	}
-	if err := l.checkLeaser(); err != nil {
-		return nil, err
-	}
+	l.tierSet.Store(ts)
+	warnUnnamedDrift(c.tiers)
 	if c.resolver.resolve != nil {
-		l.tiers = newTierCache(c.resolver, l.def.name, l.now)
+		l.tiers = newTierCache(c.resolver, ts.def.name, l.now)
 	}
 	if cfg, on := c.breakerConfig(l.local); on {
 		l.breakers = newBreakers(cfg, l.now, l.breakerChanged)
@@ -153,34 +157,46 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	return l, nil
 }
 
-func (l *Limiter) addPlans(c config) error {
-	if len(c.tiers) == 0 {
-		return errors.New("ratelimit: tiers must not be empty: use WithLimits, WithTier or WithTiers")
-	}
-	for _, t := range c.tiers {
-		p, err := newPlan(t, c.nodes)
-		if err != nil {
-			return err
-		}
-		if l.plans[t.Name] != nil {
-			return fmt.Errorf("ratelimit: duplicate tier Name %q", t.Name)
-		}
-		l.plans[t.Name] = p
-	}
-	warnUnnamedDrift(c.tiers)
-	if c.defaultTier == "" {
-		c.defaultTier = c.tiers[0].Name
-	}
-	if l.def = l.plans[c.defaultTier]; l.def == nil {
-		return fmt.Errorf("ratelimit: default tier %q is not among the tiers", c.defaultTier)
-	}
-	return nil
+// A tierSet is the tiers a [Limiter] applies, validated: replaced whole
+// by [Limiter.SetTiers], so a decision reads one set, never a mix.
+type tierSet struct {
+	plans map[string]*plan
+	def   *plan
 }
 
-// checkLeaser reports a tier with a Concurrency limit over a store (or
-// fallback store) that cannot hold leases ([Capabilities].Leases).
-func (l *Limiter) checkLeaser() error {
-	for _, p := range l.plans {
+// newTierSet validates tiers, with the default tier def ("": the first),
+// into a tierSet.
+func (l *Limiter) newTierSet(tiers []Tier, def string) (*tierSet, error) {
+	if len(tiers) == 0 {
+		return nil, errors.New("ratelimit: tiers must not be empty: use WithLimits, WithTier or WithTiers")
+	}
+	ts := &tierSet{plans: make(map[string]*plan, len(tiers))}
+	for _, t := range tiers {
+		p, err := newPlan(t, l.nodes)
+		if err != nil {
+			return nil, err
+		}
+		if ts.plans[t.Name] != nil {
+			return nil, fmt.Errorf("ratelimit: duplicate tier Name %q", t.Name)
+		}
+		ts.plans[t.Name] = p
+	}
+	if def == "" {
+		def = tiers[0].Name
+	}
+	if ts.def = ts.plans[def]; ts.def == nil {
+		return nil, fmt.Errorf("ratelimit: default tier %q is not among the tiers", def)
+	}
+	if err := l.checkLeaser(ts); err != nil {
+		return nil, err
+	}
+	return ts, nil
+}
+
+// checkLeaser reports a tier of ts with a Concurrency limit over a store
+// (or fallback store) that cannot hold leases ([Capabilities].Leases).
+func (l *Limiter) checkLeaser(ts *tierSet) error {
+	for _, p := range ts.plans {
 		if len(p.leased) == 0 {
 			continue
 		}
@@ -194,6 +210,39 @@ func (l *Limiter) checkLeaser() error {
 				return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, but the %s %w", p.name, name, role, err)
 			}
 		}
+	}
+	return nil
+}
+
+// SetTiers replaces the limiter's tiers, at once: a decision made while it
+// runs applies the old tiers or the new ones, never a mix. def names the
+// default tier ("": the first of tiers). Tiers are validated as by
+// [NewLimiter]; on an error the old tiers stay in force.
+//
+// A client's usage is kept for every limit whose name and algorithm are
+// kept (its store keys are the same): a limit renamed, or given another
+// algorithm, starts afresh. Cached denials are dropped, so that a raised
+// limit applies at once on this node. Tiers may gain a [Concurrency]
+// limit only when the limiter had one already: the front ends arrange the
+// release of leases when they are built.
+func (l *Limiter) SetTiers(tiers []Tier, def string) error {
+	ts, err := l.newTierSet(tiers, def)
+	if err != nil {
+		return err
+	}
+	if _, _, had := l.ConcurrencyLimit(); !had {
+		for _, name := range slices.Sorted(maps.Keys(ts.plans)) {
+			if p := ts.plans[name]; len(p.leased) > 0 {
+				return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, and the limiter had none: "+
+					"front ends built without one release no leases; build a new limiter (restart) to add it",
+					p.name, p.limits[p.leased[0]].Name)
+			}
+		}
+	}
+	warnUnnamedDrift(tiers)
+	l.tierSet.Store(ts)
+	if l.denied != nil {
+		l.denied.clear()
 	}
 	return nil
 }
@@ -256,16 +305,17 @@ func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error
 	if err := ctx.Err(); err != nil {
 		return callerGone(err)
 	}
-	p, tierErr := l.def, error(nil)
+	ts := l.tierSet.Load() // once: the decision applies one set of tiers
+	p, tierErr := ts.def, error(nil)
 	if req.Tier == "" && l.tiers != nil {
 		key := tierKeyHash(lookupKey(req))
 		hit, err := l.deniedUnresolved(ctx, req, key, res)
 		if err != nil || hit != nil {
 			return l.answered(ctx, req, hit, err, res)
 		}
-		p, tierErr = l.resolved(ctx, req, key)
+		p, tierErr = l.resolved(ctx, ts, req, key)
 	} else if req.Tier != "" { // else the default tier, without a call
-		p, tierErr = l.plan(ctx, req)
+		p, tierErr = l.plan(ctx, ts, req)
 	}
 	if err := l.takeCached(ctx, req, p, res); err != nil {
 		*res = Result{} // whatever a step left there is no decision
@@ -493,7 +543,7 @@ func takeOrLease(ctx context.Context, s Store, dst []Decision, t *takeCall, limi
 
 // Tier returns the limits of the named tier and whether it exists.
 func (l *Limiter) Tier(name string) ([]Limit, bool) {
-	p := l.plans[name]
+	p := l.tierSet.Load().plans[name]
 	if p == nil {
 		return nil, false
 	}
@@ -513,11 +563,11 @@ func (l *Limiter) BreakerState() BreakerState {
 // plan picks the tier of req: the named one, else the resolver's for its
 // TierKey (or Identity), else the default. The error says why a named or
 // resolved tier was not used.
-func (l *Limiter) plan(ctx context.Context, req *Request) (*plan, error) {
+func (l *Limiter) plan(ctx context.Context, ts *tierSet, req *Request) (*plan, error) {
 	if req.Tier == "" && l.tiers != nil {
-		return l.resolved(ctx, req, tierKeyHash(lookupKey(req)))
+		return l.resolved(ctx, ts, req, tierKeyHash(lookupKey(req)))
 	}
-	return l.named(req.Tier)
+	return ts.named(req.Tier)
 }
 
 // lookupKey is what the resolver looks the tier of req up by.
@@ -532,15 +582,15 @@ func lookupKey(req *Request) string {
 // (whose hash is key). When it failed but the last tier it named is kept
 // ([WithTierStale]), that tier is used and the error says so. With
 // [WithTierKeyIdentity], a key the resolver knows becomes req's Identity.
-func (l *Limiter) resolved(ctx context.Context, req *Request, key [sha256.Size]byte) (*plan, error) {
+func (l *Limiter) resolved(ctx context.Context, ts *tierSet, req *Request, key [sha256.Size]byte) (*plan, error) {
 	name, err := l.tiers.tier(ctx, key, lookupKey(req))
 	if name != "" && l.keyIdent && req.TierKey != "" {
 		req.Identity = secrethash.KeyIdentity(req.TierKey)
 	}
 	if err != nil && name == "" {
-		return l.def, errwrap.Wrap("ratelimit: ", "resolve tier", err)
+		return ts.def, errwrap.Wrap("ratelimit: ", "resolve tier", err)
 	}
-	p, unknown := l.named(name)
+	p, unknown := ts.named(name)
 	if err != nil && unknown == nil {
 		return p, errwrap.Wrap("ratelimit: ", "resolve tier", err)
 	}
@@ -549,14 +599,14 @@ func (l *Limiter) resolved(ctx context.Context, req *Request, key [sha256.Size]b
 
 // named returns the plan of the tier name ("": the default); the error
 // says when there is no such tier.
-func (l *Limiter) named(name string) (*plan, error) {
+func (ts *tierSet) named(name string) (*plan, error) {
 	if name == "" {
-		return l.def, nil
+		return ts.def, nil
 	}
-	if p := l.plans[name]; p != nil {
+	if p := ts.plans[name]; p != nil {
 		return p, nil
 	}
-	return l.def, fmt.Errorf("ratelimit: unknown tier %q", name)
+	return ts.def, fmt.Errorf("ratelimit: unknown tier %q", name)
 }
 
 // degraded decides into res without the primary store, by the failure
