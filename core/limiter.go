@@ -216,28 +216,17 @@ func (l *Limiter) checkLeaser(ts *tierSet) error {
 
 // SetTiers replaces the limiter's tiers, at once: a decision made while it
 // runs applies the old tiers or the new ones, never a mix. def names the
-// default tier ("": the first of tiers). Tiers are validated as by
-// [NewLimiter]; on an error the old tiers stay in force.
+// default tier ("": the first of tiers). On an error ([Limiter.CheckTiers])
+// the old tiers stay in force.
 //
 // A client's usage is kept for every limit whose name and algorithm are
 // kept (its store keys are the same): a limit renamed, or given another
 // algorithm, starts afresh. Cached denials are dropped, so that a raised
-// limit applies at once on this node. Tiers may gain a [Concurrency]
-// limit only when the limiter had one already: the front ends arrange the
-// release of leases when they are built.
+// limit applies at once on this node.
 func (l *Limiter) SetTiers(tiers []Tier, def string) error {
-	ts, err := l.newTierSet(tiers, def)
+	ts, err := l.checkTiers(tiers, def)
 	if err != nil {
 		return err
-	}
-	if _, _, had := l.ConcurrencyLimit(); !had {
-		for _, name := range slices.Sorted(maps.Keys(ts.plans)) {
-			if p := ts.plans[name]; len(p.leased) > 0 {
-				return fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, and the limiter had none: "+
-					"front ends built without one release no leases; build a new limiter (restart) to add it",
-					p.name, p.limits[p.leased[0]].Name)
-			}
-		}
 	}
 	warnUnnamedDrift(tiers)
 	l.tierSet.Store(ts)
@@ -245,6 +234,34 @@ func (l *Limiter) SetTiers(tiers []Tier, def string) error {
 		l.denied.clear()
 	}
 	return nil
+}
+
+// CheckTiers reports whether [Limiter.SetTiers] would take tiers, with the
+// default tier def, without changing anything: they are validated as by
+// [NewLimiter], and they may gain a [Concurrency] limit only when the
+// limiter had one already, since the front ends arrange the release of
+// leases when they are built. It lets a caller with several limiters check
+// them all before it changes any.
+func (l *Limiter) CheckTiers(tiers []Tier, def string) error {
+	_, err := l.checkTiers(tiers, def)
+	return err
+}
+
+func (l *Limiter) checkTiers(tiers []Tier, def string) (*tierSet, error) {
+	ts, err := l.newTierSet(tiers, def)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, had := l.ConcurrencyLimit(); !had {
+		for _, name := range slices.Sorted(maps.Keys(ts.plans)) {
+			if p := ts.plans[name]; len(p.leased) > 0 {
+				return nil, fmt.Errorf("ratelimit: tier %q: limit %q is a Concurrency limit, and the limiter had none: "+
+					"front ends built without one release no leases; build a new limiter (restart) to add it",
+					p.name, p.limits[p.leased[0]].Name)
+			}
+		}
+	}
+	return ts, nil
 }
 
 // MustNewLimiter is like [NewLimiter] but panics on invalid configuration.
