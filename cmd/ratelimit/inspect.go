@@ -39,7 +39,7 @@ func runInspect(ctx context.Context, args []string, e env) int {
 	fs.Var(&limits, "limit", "a limit of the client's tier, repeatable; `spec` is [name=]RATE/PERIOD[,burst=N][,alg=ALGORITHM],\nfor example per-second=10/1s,burst=100, daily=10000/1d,alg=fixed_window\nor 10000/month,tz=Europe/Madrid (a calendar quota: PERIOD day, week or month)")
 	tier := fs.String("tier", "", "use the limits of `tier` free, pro or enterprise of core.RecipeTiers")
 	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
-	cl, code, ok := who.parse(fs, args, stderr)
+	cl, code, ok := who.parse(fs, args, e.stdin, stderr)
 	if !ok {
 		return code
 	}

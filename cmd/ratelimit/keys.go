@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,9 +19,10 @@ import (
 // from parts for a composite one, or, with --tag, the hash tag of its keys
 // as audit lists them.
 type clientFlags struct {
-	route string
-	tag   bool
-	parts []string // --part and --form-part, in order
+	route       string
+	tag         bool
+	parts       []string // --part and --form-part, in order
+	apiKeyStdin bool     // --api-key-stdin: the identity (or last part) is an API key read from stdin
 }
 
 // register registers the flags of inspect and reset: those of
@@ -36,6 +38,7 @@ func (c *clientFlags) registerIdentity(fs *flag.FlagSet) {
 	fs.StringVar(&c.route, "route", "", "the route `template` of a limiter with route scope (WithRouteScope): the keys are those of Identity(route, identity)")
 	fs.Var(partFlag{parts: &c.parts}, "part", "a `part` of a composite identity as its key function returned it (\"203.0.113.7\", \"path:github\");\nrepeatable, in the key functions' order: the identity is core.Identity(parts...), as keyfunc.Composite builds it")
 	fs.Var(partFlag{parts: &c.parts, form: true}, "form-part", "a part keyfunc.FormValue(FIELD) read, as `FIELD=VALUE` (account=alice): hashed as FormValue hashes it;\nrepeatable, in order with --part")
+	fs.BoolVar(&c.apiKeyStdin, "api-key-stdin", false, "name the client by its API key (or bearer token), read from standard input (one line), hashed as keyfunc.Header,\nByAPIKeyOrIP and BearerToken hash it: the secret is never on the command line nor in the output.\nWith --part flags it is the last part")
 }
 
 // A client is the client whose keys a command works on.
@@ -51,10 +54,25 @@ type client struct {
 // client (inspect, reset, tag): one identity, or none when parts are given.
 // When ok is false the command exits with code, the problem already
 // reported on stderr.
-func (c *clientFlags) parse(fs *flag.FlagSet, args []string, stderr io.Writer) (cl client, code int, ok bool) {
+func (c *clientFlags) parse(fs *flag.FlagSet, args []string, stdin io.Reader, stderr io.Writer) (cl client, code int, ok bool) {
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return client{}, code, false
+	}
+	if c.apiKeyStdin {
+		if len(pos) > 0 || c.tag {
+			fmt.Fprintf(stderr, "ratelimit: %s: --api-key-stdin names the client: give no identity argument nor --tag\n", fs.Name())
+			return client{}, exitError, false
+		}
+		id, err := apiKeyIdentity(stdin)
+		if err != nil {
+			return client{}, fail(stderr, err), false
+		}
+		if len(c.parts) == 0 {
+			pos = []string{id}
+		} else {
+			c.parts = append(c.parts, id)
+		}
 	}
 	switch {
 	case len(c.parts) > 0 && len(pos) > 0:
@@ -134,6 +152,27 @@ func formPart(spec string) (string, error) {
 	r := &http.Request{Method: http.MethodGet, Header: http.Header{},
 		URL: &url.URL{Path: "/", RawQuery: url.Values{field: {value}}.Encode()}}
 	return fn(r)
+}
+
+// apiKeyIdentity reads an API key from r (its first line, without the line
+// end) and returns the identity the key functions give a request bearing
+// it, computed by keyfunc itself so that it stays theirs.
+func apiKeyIdentity(r io.Reader) (string, error) {
+	if r == nil {
+		return "", errors.New("ratelimit: --api-key-stdin: no standard input")
+	}
+	line, err := bufio.NewReader(io.LimitReader(r, keyfunc.MaxSecretBytes+2)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("ratelimit: --api-key-stdin: %w", err)
+	}
+	secret := strings.TrimRight(line, "\r\n")
+	fn := keyfunc.ByHeader("X-API-Key")
+	req := &http.Request{Method: http.MethodGet, Header: http.Header{"X-Api-Key": {secret}}, URL: &url.URL{Path: "/"}}
+	id, err := fn(req)
+	if err != nil {
+		return "", fmt.Errorf("ratelimit: --api-key-stdin: the key read is empty or longer than %d bytes", keyfunc.MaxSecretBytes)
+	}
+	return id, nil
 }
 
 // keysOf returns the keys of limits for cl, as the limiter builds them.

@@ -9,8 +9,10 @@
 //	ratelimit tag <identity>        print the hash tag of a client's keys, for redis-cli
 //	ratelimit script [--sha] [name] list the store's Lua programs, or print one for another language
 //
-// A client is named by its identity, or by its parts (--part, --form-part)
-// for a composite one, as keyfunc.Composite builds it.
+// A client is named by its identity, by its parts (--part, --form-part)
+// for a composite one, as keyfunc.Composite builds it, or by its API key
+// read from standard input (--api-key-stdin), hashed as the key functions
+// hash it, so that the secret is in no argument, shell history or output.
 //
 // It connects to a standalone server (--redis URL, else $REDIS_URL, else
 // redis://localhost:6379), a Redis Cluster (--cluster seeds) or a
@@ -33,7 +35,7 @@ func main() {
 	// go-redis logs dial failures on its own; run reports them once, clearly.
 	redis.SetLogger(quietLogger{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := run(ctx, os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
 	stop()
 	os.Exit(code)
 }

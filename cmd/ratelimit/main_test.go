@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"regexp"
 	"testing"
@@ -30,10 +31,16 @@ func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // about an application's.
 func cliEnv(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return cliStdin(t, vars, nil, args...)
+}
+
+// cliStdin is cliEnv with stdin as the command's standard input.
+func cliStdin(t *testing.T, vars map[string]string, stdin io.Reader, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errOut, logged bytes.Buffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
-	code = run(context.Background(), args, env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return vars[k] }})
+	code = run(context.Background(), args, env{stdin: stdin, stdout: &out, stderr: &errOut, getenv: func(k string) string { return vars[k] }})
 	slog.SetDefault(prev)
 	t.Logf("ratelimit %q: exit %d\n%s%s", args, code, out.String(), errOut.String())
 	assert.NotContains(t, errOut.String(), "goroutine ", "no stack traces")

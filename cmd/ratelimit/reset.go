@@ -28,7 +28,7 @@ func runReset(ctx context.Context, args []string, e env) int {
 	who.register(fs)
 	dryRun := fs.Bool("dry-run", false, "list the keys that would be deleted, delete nothing")
 	fs.Usage = func() { fmt.Fprint(stderr, resetUsage); fs.PrintDefaults() }
-	cl, code, ok := who.parse(fs, args, stderr)
+	cl, code, ok := who.parse(fs, args, e.stdin, stderr)
 	if !ok {
 		return code
 	}

@@ -32,7 +32,10 @@ Commands:
 A client is named by its identity as the key function returned it, or by
 --part (repeatable) for a composite identity (keyfunc.Composite,
 core.Identity), --form-part FIELD=VALUE for a part of keyfunc.FormValue,
---route for a route-scoped limiter, or --tag for the hash tag audit lists.
+--route for a route-scoped limiter, --tag for the hash tag audit lists, or
+--api-key-stdin for a client keyed by its API key or bearer token: the key is
+read from standard input and hashed as the key functions hash it, so that
+the secret is in no argument, shell history or output.
 
 Every command that talks to Redis first prints the server on stderr:
   redis standalone 127.0.0.1:6379 db 0
@@ -57,6 +60,7 @@ Run "ratelimit <command> -h" for the flags of a command.
 
 // An env is what a command reads and writes besides its arguments.
 type env struct {
+	stdin          io.Reader // read by --api-key-stdin only
 	stdout, stderr io.Writer
 	getenv         func(string) string // os.Getenv; tests pass their own
 }

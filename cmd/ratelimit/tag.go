@@ -34,7 +34,7 @@ func runTag(_ context.Context, args []string, e env) int {
 	prefix := fs.String("prefix", core.DefaultPrefix, "key `prefix` of the limiter, for --pattern")
 	pattern := fs.Bool("pattern", false, "print the SCAN pattern of the client's keys under --prefix, not the tag")
 	fs.Usage = func() { fmt.Fprint(e.stderr, tagUsage); fs.PrintDefaults() }
-	cl, code, ok := who.parse(fs, args, e.stderr)
+	cl, code, ok := who.parse(fs, args, e.stdin, e.stderr)
 	if !ok {
 		return code
 	}
