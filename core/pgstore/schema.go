@@ -47,14 +47,19 @@ type names struct {
 // valid identifiers.
 func newNames(schema, table string) names {
 	q := func(s string) string { return `"` + s + `"` }
-	h := fnv.New32a()
-	h.Write([]byte(schema + "." + table))
 	return names{
 		schema: q(schema), table: q(table),
 		take: q(table + "_take"), release: q(table + "_release"),
 		renew: q(table + "_renew"), sweep: q(table + "_sweep"),
-		lock: int32(h.Sum32()),
+		lock: hash32(schema + "." + table),
 	}
+}
+
+// hash32 is the FNV-1a hash of s, as the first key of advisory locks.
+func hash32(s string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return int32(h.Sum32())
 }
 
 // render returns schema.sql for n.
@@ -66,7 +71,7 @@ func (n names) render(unlogged bool) string {
 	return strings.NewReplacer(
 		"{{schema}}", n.schema, "{{table}}", n.table,
 		"{{take}}", n.take, "{{release}}", n.release, "{{renew}}", n.renew, "{{sweep}}", n.sweep,
-		"{{lock}}", fmt.Sprint(n.lock), "{{unlogged}}", kind,
+		"{{lock}}", fmt.Sprint(n.lock), "{{migration_lock}}", fmt.Sprint(hash32("ratelimit pgstore migration")), "{{unlogged}}", kind,
 	).Replace(schemaSQL)
 }
 

@@ -7,7 +7,8 @@
 -- (validated identifiers, quoted); the functions are named after the table:
 -- {{take}}, {{release}}, {{renew}} and {{sweep}}. {{lock}} is the first key
 -- of the advisory locks the functions take (a hash of the table's name),
--- {{unlogged}} is UNLOGGED or empty.
+-- {{migration_lock}} that of the migration's (a hash of "ratelimit pgstore
+-- migration"), {{unlogged}} is UNLOGGED or empty.
 --
 -- Units: every time is whole microseconds since 2024-01-01T00:00:00Z (a
 -- bigint), the epoch of core/memstore and the Redis scripts, every
@@ -17,7 +18,9 @@
 -- (docs/algorithms.md). A double is cast to bigint only after floor, ceil
 -- or trunc: PostgreSQL's cast rounds to the nearest, Go's truncates.
 
-SELECT pg_advisory_xact_lock({{lock}}, 0);
+-- One migration at a time in the database, whatever the table: two
+-- concurrent CREATE SCHEMA IF NOT EXISTS of one schema would collide.
+SELECT pg_advisory_xact_lock({{migration_lock}}, 0);
 
 CREATE SCHEMA IF NOT EXISTS {{schema}};
 
