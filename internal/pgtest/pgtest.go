@@ -4,9 +4,10 @@
 // the one the URL in $RATELIMIT_TEST_DATABASE_URL names. Never a mock.
 //
 // A test that needs the server and cannot reach it fails with how to
-// provide one; only go test -short skips it. Each test binary keeps its
-// state in a table of its own ([Table]), so packages tested in parallel
-// never see each other's rows, and each test in keys of its own prefix.
+// provide one; only go test -short skips it. Each test package keeps its
+// state in a table of its own, in the schema [Schema], so packages tested
+// in parallel never see each other's rows, and each test in keys of its
+// own prefix.
 package pgtest
 
 import (
