@@ -17,8 +17,9 @@ import (
 
 // roundSample is one contender's run in one round.
 type roundSample struct {
-	run    runResult
-	server serverCost // zero unless the family is on Redis
+	run      runResult
+	server   serverCost // zero unless the family is on Redis
+	dbMicros float64    // PostgreSQL CPU µs per check; zero unless the family is on PostgreSQL
 }
 
 // row is one contender's results in a cell.
@@ -96,7 +97,11 @@ func (cr *cellRunner) runOnce(ctx context.Context, fam *family, inst *instance, 
 	if fam.redis {
 		before, infoErr = takeInfo(ctx, cr.admin)
 	}
+	dbBefore, dbOK := postgresCPU()
 	s := roundSample{run: measure(inst, spec)}
+	if dbAfter, ok := postgresCPU(); fam.postgres && dbOK && ok && s.run.checks > 0 {
+		s.dbMicros = float64((dbAfter - dbBefore).Microseconds()) / float64(s.run.checks)
+	}
 	if fam.redis && infoErr == nil {
 		if after, err := takeInfo(ctx, cr.admin); err == nil {
 			s.server = costSince(before, after, s.run.checks)
@@ -180,6 +185,9 @@ func (r *row) clientMicros() float64 {
 }
 func (r *row) serverMicros() float64 {
 	return medianOf(r.samples, func(s roundSample) float64 { return s.server.cpuMicros })
+}
+func (r *row) dbMicros() float64 {
+	return medianOf(r.samples, func(s roundSample) float64 { return s.dbMicros })
 }
 func (r *row) commands() float64 {
 	return medianOf(r.samples, func(s roundSample) float64 { return s.server.commands })

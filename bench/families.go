@@ -25,6 +25,7 @@ func (c combo) String() string {
 type family struct {
 	id, title, about string
 	redis            bool
+	postgres         bool // checks of some contenders go to PostgreSQL: its CPU is measured
 	quota            quota
 	contenders       []contender
 	baseline         string
@@ -84,6 +85,10 @@ func families() []*family {
 				oursLimiter("Limiter.Allow (redis, batched default)", true, batchedStoreOpener),
 				oursMiddleware("ratelimithttp (redis, batched default)", true, batchedStoreOpener)},
 			combos: fewCombos},
+		{id: "postgres", title: "PostgreSQL store beside Redis", redis: true, postgres: true, quota: redisQuota, baseline: "ratelimit gcra",
+			about:      "Our PostgreSQL store (core/pgstore: one call of a PL/pgSQL function per check, asynchronous commit, the server's clock; a pool of at most 24 connections) against our Redis store, one take per round trip, on the same machine. DB CPU is every postgres process's CPU over the run, per check.",
+			contenders: []contender{oursRedis(core.GCRA), oursPostgres(core.GCRA), oursPostgres(core.FixedWindow), oursPostgres(core.SlidingWindow)},
+			combos:     []combo{{1, 10_000}, {16, 10_000}, {64, 10_000}, {64, 1}}},
 		{id: "memory", title: "In memory", quota: memQuota, baseline: "ratelimit memstore", sampleShift: 3,
 			about: "Our memory store, our Limiter and middleware on it, against in-process limiters.",
 			contenders: []contender{oursMemstore(), oursLimiter("Limiter.Allow (memstore)", false, memStoreOpener),

@@ -211,6 +211,10 @@ func (rep *report) writeCell(b *strings.Builder, c *cellResult) {
 		b.WriteString(" Redis CPU µs/check | Redis cmds/check | request B/check |")
 		cols += 3
 	}
+	if f.postgres {
+		b.WriteString(" DB CPU µs/check |")
+		cols++
+	}
 	b.WriteString(" denied | errors |\n|---|" + strings.Repeat("---:|", cols) + "\n")
 	for _, r := range c.rows {
 		fmt.Fprintf(b, "| %s | %s | %s |", rowName(r.c), fmtRate(r.perSecond()), fmtRatio(r.ratioMedian()))
@@ -220,6 +224,9 @@ func (rep *report) writeCell(b *strings.Builder, c *cellResult) {
 		fmt.Fprintf(b, " %s | %s | %s |", fmtDur(r.p50()), fmtDur(r.p99()), fmtNum(r.clientMicros()))
 		if f.redis {
 			fmt.Fprintf(b, " %s | %s | %s |", fmtNum(r.serverMicros()), fmtNum(r.commands()), fmtNum(r.inputBytes()))
+		}
+		if f.postgres {
+			fmt.Fprintf(b, " %s |", fmtNum(r.dbMicros()))
 		}
 		fmt.Fprintf(b, " %s | %s |\n", fmtPct(r.denyRate()), fmtPct(r.errRate()))
 	}

@@ -64,6 +64,9 @@ func runAudit(ctx context.Context, args []string, e env) int {
 		fs.Usage()
 		return exitError
 	}
+	if conn.pg.url != "" {
+		return pgAudit(ctx, conn, af, e)
+	}
 	t, err := conn.open(ctx, e)
 	if err != nil {
 		return fail(stderr, err)

@@ -39,6 +39,7 @@ type connFlags struct {
 	prefix      string
 	dialTimeout time.Duration
 	timeout     time.Duration
+	pg          pgFlags // --postgres: the PostgreSQL store instead of Redis
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {
@@ -49,6 +50,7 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.prefix, "prefix", core.DefaultPrefix, "key `prefix` of the limiter; audit also covers its sub-prefixes (P:<sub>)")
 	fs.DurationVar(&c.dialTimeout, "dial-timeout", defaultDialTimeout, "connect `timeout`")
 	fs.DurationVar(&c.timeout, "timeout", defaultTimeout, "per-command read and write `timeout`")
+	c.pg.register(fs)
 }
 
 // A target is a connected Redis deployment and the key prefix to work on.

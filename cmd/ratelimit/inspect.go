@@ -50,6 +50,9 @@ func runInspect(ctx context.Context, args []string, e env) int {
 		}
 		limits = append(limits, tl...)
 	}
+	if conn.pg.url != "" {
+		return pgInspect(ctx, conn, cl, limits, e)
+	}
 	t, err := conn.open(ctx, e)
 	if err != nil {
 		return fail(stderr, err)

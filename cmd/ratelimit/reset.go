@@ -32,6 +32,9 @@ func runReset(ctx context.Context, args []string, e env) int {
 	if !ok {
 		return code
 	}
+	if conn.pg.url != "" {
+		return pgReset(ctx, conn, cl, *dryRun, e)
+	}
 	t, err := conn.open(ctx, e)
 	if err != nil {
 		return fail(stderr, err)

@@ -28,6 +28,8 @@ Commands:
   script [--sha] [name]
                        list the Lua programs the Redis store loads, or print one (its
                        exact source, or its SHA-1) for another language; no server
+  pg-schema            print the SQL of the PostgreSQL store's schema (for a migration
+                       tool); no server
 
 A client is named by its identity as the key function returned it, or by
 --part (repeatable) for a composite identity (keyfunc.Composite,
@@ -51,6 +53,10 @@ Connection flags (all commands but tag and script; default $REDIS_URL, else redi
                                     covers its sub-prefixes P:<sub>)
   --dial-timeout D, --timeout D     connect and per-command timeouts (default 2s, 5s)
 
+The PostgreSQL store (core/pgstore) instead of Redis, for audit, inspect and reset:
+  --postgres URL                    postgres://user[:password]@host:port/db, or "env" for $DATABASE_URL
+  --pg-schema S, --pg-table T       the store's schema and table (default "ratelimit", "state")
+
 Exit status: 0 success, 1 audit found keys without TTL or of the wrong type,
 2 an error (bad flags or URL, unreachable server, Redis error), 3 audit found
 no keys at all (wrong server, prefix or db?).
@@ -71,7 +77,8 @@ type command func(ctx context.Context, args []string, e env) int
 // run executes the command line args (without the program name) and returns
 // the exit status. Tests drive it in process.
 func run(ctx context.Context, args []string, e env) int {
-	commands := map[string]command{"audit": runAudit, "inspect": runInspect, "reset": runReset, "script": runScript, "tag": runTag}
+	commands := map[string]command{"audit": runAudit, "inspect": runInspect, "reset": runReset, "script": runScript, "tag": runTag,
+		"pg-schema": runPGSchema}
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usage)
 		return exitError

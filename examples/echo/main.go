@@ -1,18 +1,23 @@
 // Command echo is the quick start for echo: each client (its API key, else
 // its address) may send 10 requests a second in bursts of 20, then gets 429
 // with Retry-After, rendered by echo's WithErrorHandler. The limits live in
-// memory, or in Redis with REDIS_URL (redis://localhost:6379/0). The
-// production template is examples/production.
+// memory, or in Redis with REDIS_URL (redis://localhost:6379/0), or in
+// PostgreSQL with DATABASE_URL (postgres://localhost/app). The production
+// template is examples/production.
 //
 //	go run ./examples/echo
 //	curl -i -H 'X-API-Key: my-key' localhost:8080/hello
 package main
 
 import (
+	"cmp"
+	"context"
 	"log"
 	"net/http"
 	"os"
+	"strings"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
@@ -20,12 +25,13 @@ import (
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/core/pgstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
 func main() {
-	store, err := newStore(os.Getenv("REDIS_URL"))
+	store, err := newStore(cmp.Or(os.Getenv("DATABASE_URL"), os.Getenv("REDIS_URL")))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -42,11 +48,18 @@ func newServer(store core.Store) *echo.Echo {
 	return e
 }
 
-func newStore(redisURL string) (core.Store, error) {
-	if redisURL == "" {
+func newStore(url string) (core.Store, error) {
+	switch {
+	case url == "":
 		return memstore.New()
+	case strings.HasPrefix(url, "postgres"):
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			return nil, err
+		}
+		return pgstore.New(context.Background(), pool) // creates its table on first use
 	}
-	opts, err := redis.ParseURL(redisURL)
+	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@
 package quickstarttest
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,11 +18,14 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/core/pgstore"
+	"github.com/ratelimitkit/ratelimit/internal/pgtest"
 	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
-// A StoreFunc is a quick start's newStore: the memory store for "", else
-// the Redis store at the redis:// URL.
+// A StoreFunc is a quick start's newStore: the memory store for "", the
+// PostgreSQL store at a postgres:// URL, else the Redis store at the
+// redis:// URL.
 type StoreFunc = func(redisURL string) (core.Store, error)
 
 // A HandlerFunc is a quick start's router over store.
@@ -55,6 +59,9 @@ func Run(t *testing.T, newStore StoreFunc, newHandler HandlerFunc) {
 	t.Run("REDIS_URL: the limits live in Redis, the API key hashed", func(t *testing.T) {
 		runRedis(t, newStore, newHandler)
 	})
+	t.Run("DATABASE_URL: the limits live in PostgreSQL, the API key hashed", func(t *testing.T) {
+		runPostgres(t, newStore, newHandler)
+	})
 }
 
 func runLimits(t *testing.T, h http.Handler) {
@@ -86,6 +93,26 @@ func runRedis(t *testing.T, newStore StoreFunc, newHandler HandlerFunc) {
 	keys := redistest.ScanKeys(t, srv.Client(t), "*")
 	require.Len(t, keys, 1, "one limit of one client")
 	assert.NotContains(t, keys[0], secret)
+}
+
+// runPostgres checks a quick start on the test server's database, in the
+// store's default table: one request, whose row holds no API key. The
+// quick starts share the table and the client, so it checks no quota.
+func runPostgres(t *testing.T, newStore StoreFunc, newHandler HandlerFunc) {
+	pgtest.Pool(t, 1) // the server answers, or t fails saying how to get one
+	store, err := newStore(pgtest.URL())
+	require.NoError(t, err)
+	s, ok := store.(*pgstore.Store)
+	require.True(t, ok, "a %T, not a *pgstore.Store", store)
+	t.Cleanup(func() { _ = s.Close() })
+	w := serve(newHandler(store), "198.51.100.1", secret)
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.NotEmpty(t, w.Header().Get("RateLimit"))
+	var keys, leaked int
+	require.NoError(t, pgtest.Pool(t, 1).QueryRow(context.Background(),
+		`SELECT count(*), count(*) FILTER (WHERE strpos(key, $1) > 0) FROM ratelimit.state`, secret).Scan(&keys, &leaked))
+	assert.Positive(t, keys, "rows in ratelimit.state")
+	assert.Zero(t, leaked, "rows whose key holds the API key")
 }
 
 func serve(h http.Handler, ip, apiKey string) *httptest.ResponseRecorder {
