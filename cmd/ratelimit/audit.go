@@ -23,7 +23,8 @@ const auditUsage = `usage: ratelimit audit [flags]
 Scans every key under the prefix and its sub-prefixes (P:*: "rl" covers
 rl:{...} and rl:api:{...}, rl:login:{...}) with SCAN (never KEYS; on a
 Cluster, every master) and reports the key count, memory (MEMORY USAGE on a
-sample), the TTL distribution, keys per prefix, limit and algorithm, and
+sample), the TTL distribution, keys per prefix, limit and algorithm, the
+control records (overrides, blocks, exemptions) per prefix, and
 every key without a TTL or whose Redis type does not match its algorithm
 tag. The limiter gives every key it writes a TTL, so a key without one was
 written by something else or by a bug: the exit status is 1 when there is
@@ -121,6 +122,7 @@ type report struct {
 	byPrefix     map[string]*prefixCount
 	untagged     int64                   // keys without a <prefix>:{<tag>} head
 	clients      map[string]*clientCount // by "<prefix>:{<tag>}", for --top
+	controls     map[string]int64        // control records (HLEN of <prefix>:{~ctl}:r), by prefix
 	sampled      int64
 	sampledBytes int64
 	noTTL        finding
@@ -162,7 +164,8 @@ func (f *finding) add(key string, max int) {
 }
 
 func newReport() *report {
-	return &report{ttl: make([]int64, len(ttlBuckets)+1), byPrefix: map[string]*prefixCount{}, clients: map[string]*clientCount{}}
+	return &report{ttl: make([]int64, len(ttlBuckets)+1), byPrefix: map[string]*prefixCount{}, clients: map[string]*clientCount{},
+		controls: map[string]int64{}}
 }
 
 // audit scans every node and merges the reports.
@@ -223,8 +226,23 @@ func auditBatch(ctx context.Context, node *redis.Client, keys []string, rep *rep
 			rep.sampled++
 			rep.sampledBytes += mems[i].Val()
 		}
+		if err := rep.countRecords(ctx, node, k, types[i].Val()); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// countRecords adds the records of key, when it is the hash of a prefix's
+// control records (one per prefix: a call of its own is no burden).
+func (r *report) countRecords(ctx context.Context, node *redis.Client, key, typ string) error {
+	n := parseKey(key)
+	if !n.control || n.part != keylayout.ControlRecords || typ != "hash" {
+		return nil
+	}
+	records, err := node.HLen(ctx, key).Result()
+	r.controls[n.prefix] += records
+	return err
 }
 
 // count adds one key of Redis type typ and PTTL ttl (ms, -1 for none).
@@ -239,8 +257,17 @@ func (r *report) count(key, typ string, ttl int64, af auditFlags) {
 		r.ttl[ttlBucket(d)]++
 	}
 	name := parseKey(key)
-	if !name.hasTag {
+	switch {
+	case !name.hasTag:
 		r.untagged++
+		return
+	case name.control: // no client's: counted apart, as records
+		if _, ok := r.controls[name.prefix]; !ok {
+			r.controls[name.prefix] = 0
+		}
+		if typ != controlTypes[name.part] {
+			r.wrongType.add(key+" ("+typ+")", af.list)
+		}
 		return
 	}
 	pc := r.prefix(name.prefix)
@@ -318,6 +345,9 @@ func (r *report) merge(o *report, list int) {
 		}
 	}
 	r.untagged += o.untagged
+	for p, n := range o.controls {
+		r.controls[p] += n
+	}
 	for _, occ := range o.clients {
 		r.client(occ.prefix, occ.tag).add(occ.keys, occ.maxTTL, slices.Collect(maps.Keys(occ.limits))...)
 	}
@@ -365,6 +395,12 @@ func (r *report) print(w io.Writer, t *target, af auditFlags) {
 	}
 	if r.untagged > 0 {
 		fmt.Fprintf(tw, "  (not a limiter key)\t%d\n", r.untagged)
+	}
+	if len(r.controls) > 0 {
+		fmt.Fprintln(tw, "controls (overrides, blocks, exemptions) by prefix, PREFIX:{~ctl}:*\t")
+		for _, p := range slices.Sorted(maps.Keys(r.controls)) {
+			fmt.Fprintf(tw, "  %s\t%s\n", p, plural(int(r.controls[p]), "record"))
+		}
 	}
 	_ = tw.Flush()
 	if af.top > 0 {

@@ -105,6 +105,8 @@ func (c *clientFlags) client(arg string, routeSet bool) (client, error) {
 			return client{}, errors.New("ratelimit: --part and --tag exclude each other: a tag is computed from the parts")
 		case !keylayout.ValidTag(arg):
 			return client{}, fmt.Errorf("ratelimit: --tag %q: a tag is non-empty and has no braces, spaces or control bytes", arg)
+		case arg == keylayout.ControlTag:
+			return client{}, fmt.Errorf("ratelimit: --tag %q: that is the tag of the limiters' controls (overrides, blocks, exemptions), not of a client", arg)
 		}
 		return client{identity: arg, tag: arg}, nil
 	}
@@ -228,6 +230,10 @@ type keyName struct {
 	algorithm core.Algorithm
 	hasTag    bool // the key has a prefix and a hash tag
 	ok        bool // the key follows the whole layout, with a known algorithm tag
+	// control is set for a key of the prefix's controls,
+	// <prefix>:{~ctl}:<part> (overrides, blocks, exemptions): no client's.
+	control bool
+	part    string // of a control key: r, e, l, g or t
 }
 
 // parseKey splits key along the layout; ok also needs a known algorithm
@@ -238,6 +244,10 @@ func parseKey(key string) keyName {
 		return keyName{}
 	}
 	n := keyName{prefix: p.Prefix, tag: p.Tag, hasTag: true}
+	if p.IsControl() {
+		n.control, n.part = true, strings.TrimPrefix(key, keylayout.ClientHead(p.Prefix, p.Tag))
+		return n
+	}
 	if a, ok := algorithmByTag(p.Algorithm); p.OK && ok {
 		n.limit, n.algorithm, n.ok = p.Limit, a, true
 	}
@@ -260,6 +270,13 @@ func algorithmByTag(tag string) (core.Algorithm, bool) {
 		}
 	}
 	return 0, false
+}
+
+// controlTypes are the Redis types of the control keys, by part
+// (docs/redis-protocol.md, "Controls").
+var controlTypes = map[string]string{
+	keylayout.ControlRecords: "hash", keylayout.ControlExpiries: "zset", keylayout.ControlLog: "zset",
+	keylayout.ControlGeneration: "string", keylayout.ControlTrimmed: "string",
 }
 
 // redisType is the Redis type of the state of each algorithm

@@ -3,7 +3,7 @@
 //
 //	ratelimit audit                 scan a key prefix and its sub-prefixes (rl, rl:api, ...):
 //	                                keys per prefix and limit, memory, TTLs, keys without TTL,
-//	                                the busiest clients (--top N)
+//	                                control records per prefix, the busiest clients (--top N)
 //	ratelimit inspect <identity>    the state of each limit of one client: remaining, reset
 //	ratelimit reset <identity>      delete one client's keys (every limit and algorithm)
 //	ratelimit tag <identity>        print the hash tag of a client's keys, for redis-cli

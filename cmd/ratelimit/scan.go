@@ -58,7 +58,7 @@ func (t *target) clientKeys(ctx context.Context, cl client) (clientKeys, error) 
 	err = scan(ctx, node, t.clientPattern(cl), scanCount, func(keys []string) error {
 		for _, k := range keys {
 			switch name := parseKey(k); {
-			case !name.hasTag || name.tag != cl.tag || !t.inFamily(name.prefix):
+			case !name.hasTag || name.control || name.tag != cl.tag || !t.inFamily(name.prefix):
 			case name.prefix == t.prefix:
 				ck.keys = append(ck.keys, k)
 			default:

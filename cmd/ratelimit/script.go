@@ -22,7 +22,8 @@ A take of one limit runs the program of its algorithm (take_gcra,
 take_token_bucket, take_fixed_window, take_sliding_window, take_sliding_log),
 a take of several limits (or of one calendar or concurrency limit) the
 program take; the release and renewal of a concurrency limit's lease the
-program lease. It does not connect to Redis.
+program lease; the controls of a key prefix (overrides, blocks, exemptions)
+the program control. It does not connect to Redis.
 
   ratelimit script take_gcra > take_gcra.lua
 
@@ -69,8 +70,11 @@ func runScript(_ context.Context, args []string, e env) int {
 
 // scriptPurpose says which calls run the program name.
 func scriptPurpose(name string) string {
-	if name == "lease" {
+	switch name {
+	case "lease":
 		return "the release or renewal of a concurrency lease"
+	case "control":
+		return "the controls of a key prefix: set, delete, touch, read"
 	}
 	if alg, ok := strings.CutPrefix(name, "take_"); ok {
 		if alg == "gcra" {

@@ -45,8 +45,8 @@ func (r *evalRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 }
 
 // TestScriptPrintsWhatTheStoreSends makes a store on a server without
-// cached scripts take one limit of each algorithm and two limits and
-// release a lease, records what it sends (EVALSHA, then EVAL with the
+// cached scripts take one limit of each algorithm and two limits,
+// release a lease and touch a control, records what it sends (EVALSHA, then EVAL with the
 // source on NOSCRIPT), and checks that `ratelimit script NAME` prints each
 // program it sent byte for byte and `--sha` the SHA-1 the store named,
 // which the server now has.
@@ -106,13 +106,17 @@ func TestScriptPrintsWhatTheStoreSends(t *testing.T) {
 	_, err = store.TakeLease(ctx, nil, keys, inFlight, 1, "lease-1")
 	require.NoError(t, err)
 	sent("lease", func() error { return store.Release(ctx, keys[0], inFlight[0], "lease-1") })
+	sent("control", func() error {
+		_, err := store.TouchControl(ctx, prefix, "alice")
+		return err
+	})
 }
 
 func TestScriptListsEveryProgram(t *testing.T) {
 	code, out, _ := cli(t, "script")
 	require.Equal(t, exitOK, code)
 	for _, s := range redisstore.Scripts() {
-		assert.Regexp(t, `(?m)^`+s.SHA1+`  `+s.Name+` +(a take of (one [a-zA-Z ]+ limit|several limits, or of one calendar or concurrency limit)|the release or renewal of a concurrency lease)$`, out)
+		assert.Regexp(t, `(?m)^`+s.SHA1+`  `+s.Name+` +(a take of (one [a-zA-Z ]+ limit|several limits, or of one calendar or concurrency limit)|the release or renewal of a concurrency lease|the controls of a key prefix: set, delete, touch, read)$`, out)
 	}
 	code, _, stderr := cli(t, "script", "nope")
 	assert.Equal(t, exitError, code)

@@ -15,4 +15,9 @@
 //
 // A Store is a [core.Leaser]: it executes [core.Concurrency] limits, whose
 // leases expire by the store's clock ([WithClock]) like any state.
+//
+// A Store is a [core.ControlStore] too: it keeps the controls of each key
+// prefix (overrides, blocks, exemptions) with the semantics of the Redis
+// store's, in this process only, expiring them by its clock, and
+// [Store.DeleteKeys] resets a client.
 package memstore

@@ -31,7 +31,8 @@ type Store struct {
 	start  time.Time        // the default clock: the wall clock at New...
 	base   int64            // ...in µs since the epoch
 
-	windows calendarWindows // the last window of each calendar
+	windows  calendarWindows // the last window of each calendar
+	controls controls        // core.ControlStore: control records, per space
 }
 
 // New returns a [Store] configured by opts, or an error naming the option

@@ -1,15 +1,18 @@
 package redisstore_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/core/storetest"
+	"github.com/ratelimitkit/ratelimit/internal/redistest"
 )
 
 // storetestKeys matches the keys of storetest.UniqueKeyBuilder prefixes
@@ -25,11 +28,19 @@ const storetestKeys = "st[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f
 // (seen in CI: a calendar month's peek found no state). The programs' own
 // TTLs are checked on the server's clock by TestTTLCoversTheStateAfterAClockStepBack
 // and the real-time tests.
+//
+// The suite's control cases run here too: their records expire by the test
+// clock (the program "control" compares the expiries it keeps with the now
+// it is sent), and their keys, whose TTL is a year, are deleted after the
+// TTL check.
 func TestConformance(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			client := b.client(t)
-			t.Cleanup(func() { assertKeysExpire(t, client, storetestKeys) })
+			t.Cleanup(func() {
+				assertKeysExpire(t, client, storetestKeys)
+				deleteControlKeys(t, client, storetestKeys)
+			})
 			storetest.Run(t, func(t *testing.T, now func() time.Time) core.Store {
 				s, err := redisstore.NewWithTestClockExpiry(client, now)
 				require.NoError(t, err)
@@ -61,12 +72,16 @@ func TestConformanceCalendarSkew(t *testing.T) {
 }
 
 // TestConformanceConcurrency runs the suite's concurrency cases with n
-// stores on n separate clients (n app nodes) sharing one server or cluster.
+// stores on n separate clients (n app nodes) sharing one server or cluster,
+// controls written and read by two of them included.
 func TestConformanceConcurrency(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			checker := b.client(t)
-			t.Cleanup(func() { assertKeysExpire(t, checker, storetestKeys) })
+			t.Cleanup(func() {
+				assertKeysExpire(t, checker, storetestKeys)
+				deleteControlKeys(t, checker, storetestKeys)
+			})
 			storetest.RunConcurrency(t, func(t *testing.T, now func() time.Time, n int) []core.Store {
 				stores := make([]core.Store, n)
 				for i, c := range b.clients(t, n) {
@@ -98,5 +113,14 @@ func TestConformanceDifferential(t *testing.T) {
 				return s
 			})
 		})
+	}
+}
+
+// deleteControlKeys deletes the control keys under the prefixes prefix
+// matches (a glob), in every space under them: they live a year.
+func deleteControlKeys(t testing.TB, client redis.UniversalClient, prefix string) {
+	t.Helper()
+	for _, key := range redistest.ScanKeys(t, client, prefix+":*{~ctl}:*") {
+		require.NoError(t, client.Del(context.Background(), key).Err())
 	}
 }

@@ -26,6 +26,14 @@
 // limits; [Store.Release] and [Store.Renew] are one call of the program
 // "lease" (scripts/lease.lua) on the key's slot.
 //
+// A Store is a [core.ControlStore] too: the controls of a key prefix P
+// (overrides, blocks, exemptions), their generation and change log live in
+// five keys under P:{~ctl}, one Cluster slot, each with a TTL of
+// [core.MaxControlAge], and every method but [Store.DeleteKeys] (one DEL)
+// is one call of the program "control" (scripts/control.lua). A node that
+// reads the changes every second costs Redis one small call per second
+// when nothing changed (docs/redis-protocol.md, "Controls").
+//
 // # Failures
 //
 // A rate limiter must not become the outage. Build the go-redis client with

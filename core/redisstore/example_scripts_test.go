@@ -25,4 +25,5 @@ func ExampleScripts() {
 	// take_sliding_log    40 hex digits: take cost from one sliding window log limit
 	// take                40 hex digits: take cost from every limit of one client, all or nothing.
 	// lease               40 hex digits: release or renew one lease of a concurrency limit.
+	// control             40 hex digits: set, delete, touch or read the controls of one key prefix
 }

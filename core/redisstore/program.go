@@ -35,9 +35,10 @@ var oneLimit = [...]struct {
 // joined program too. Releases and renewals of leases run a program of
 // their own.
 type programs struct {
-	one   [len(oneLimit)]program // by core.Algorithm
-	many  program                // "take"
-	lease program                // "lease": Release and Renew
+	one     [len(oneLimit)]program // by core.Algorithm
+	many    program                // "take"
+	lease   program                // "lease": Release and Renew
+	control program                // "control": the methods of core.ControlStore
 }
 
 // A program is one script and its text (go-redis keeps only the hash).
@@ -132,6 +133,11 @@ func newPrograms(testClock bool) (programs, error) {
 		return programs{}, err
 	}
 	p.lease = newProgram("lease", lease.String())
+	var control strings.Builder
+	if err := appendFiles(&control, controlFile); err != nil {
+		return programs{}, err
+	}
+	p.control = newProgram("control", control.String())
 	return p, nil
 }
 
@@ -153,13 +159,13 @@ func hasOwn(limits []core.Limit) bool {
 }
 
 // list returns the programs as Scripts: the one-limit ones in the order of
-// core.Algorithm, then "take", then "lease".
+// core.Algorithm, then "take", "lease" and "control".
 func (p *programs) list() []Script {
-	scripts := make([]Script, 0, len(p.one)+2)
+	scripts := make([]Script, 0, len(p.one)+3)
 	for _, one := range p.one {
 		scripts = append(scripts, one.export())
 	}
-	return append(scripts, p.many.export(), p.lease.export())
+	return append(scripts, p.many.export(), p.lease.export(), p.control.export())
 }
 
 func (p program) export() Script {

@@ -155,7 +155,7 @@ func TestScriptsNameEveryProgram(t *testing.T) {
 		assert.NotEmpty(t, s.Source, s.Name)
 		assert.Len(t, s.SHA1, 40, s.Name)
 	}
-	assert.Equal(t, []string{"take_gcra", "take_token_bucket", "take_fixed_window", "take_sliding_window", "take_sliding_log", "take", "lease"}, names)
+	assert.Equal(t, []string{"take_gcra", "take_token_bucket", "take_fixed_window", "take_sliding_window", "take_sliding_log", "take", "lease", "control"}, names)
 }
 
 // TestProgramsAsDocumented calls each program the way

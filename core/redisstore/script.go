@@ -31,8 +31,9 @@ type Script struct {
 	// Name is "take_<algorithm>" (take_gcra, take_token_bucket,
 	// take_fixed_window, take_sliding_window, take_sliding_log) for a
 	// take of one limit, "take" for a take of several (and of one
-	// calendar or concurrency limit), and "lease" for the release and
-	// renewal of a concurrency limit's lease.
+	// calendar or concurrency limit), "lease" for the release and
+	// renewal of a concurrency limit's lease, and "control" for the
+	// controls of a key prefix ([Store.SetControl], [Store.Controls]).
 	Name string
 	// Source is the program's text, byte for byte what EVAL sends.
 	Source string
@@ -42,8 +43,9 @@ type Script struct {
 
 // Scripts returns the programs that a [Store] built by [New] without
 // [WithClock] loads, each on first use: one per algorithm for a take of
-// one limit, then "take", for several limits, then "lease", for
-// [Store.Release] and [Store.Renew].
+// one limit, then "take", for several limits, "lease", for
+// [Store.Release] and [Store.Renew], and "control", for the methods of
+// [core.ControlStore].
 func Scripts() []Script {
 	p, err := newPrograms(false)
 	if err != nil { // the files are embedded: a broken build
@@ -88,6 +90,10 @@ func oneLimitSource(clock string, a core.Algorithm) (string, error) {
 // leaseFile is the program "lease" (lease.lua), which releases and renews
 // a lease: a program of its own, not part of "take".
 const leaseFile = "lease.lua"
+
+// controlFile is the program "control" (control.lua), which sets, deletes,
+// touches and reads the controls of a key prefix ([Store.SetControl]).
+const controlFile = "control.lua"
 
 // appendFiles appends the embedded files to src, each followed by a
 // newline.

@@ -89,6 +89,9 @@ func RunConcurrency(t *testing.T, newStores func(t *testing.T, now func() time.T
 	t.Run("Concurrency limit: in flight never exceeds N", func(t *testing.T) {
 		testInFlight(t, newStores(t, NewClock().Now, concurrencyStores))
 	})
+	t.Run("Controls: concurrent writers on two clients lose no change", func(t *testing.T) {
+		runControlConcurrency(t, newStores)
+	})
 }
 
 // hammer makes the takes of one phase and returns how many were admitted.

@@ -75,6 +75,24 @@
 // requests through a [core.Limiter] per store and checks that no client is
 // ever seen with more than N in flight.
 //
+// For a store that keeps controls (a [core.ControlStore]), cases with the
+// suite's clock: records set and read back in full and incrementally (only
+// the clients changed since, each once, with its record now), deleted,
+// touched; one generation per write, starting at the store's clock in µs
+// for a new space; expiry at exactly the record's instant, and the purge of
+// expired records by the next write, logged under its generation; an
+// expiry cut to [core.MaxControlAge]; a full read when since is 0, when the
+// log of [core.ControlLogLen] changes no longer reaches since, and when
+// since is above the store's generation (the store lost its data);
+// independent spaces; bad spaces, ids and values refused with an error
+// naming them; [core.ControlStore.DeleteKeys] deleting one client's keys of
+// three algorithms, counting those that held state, and refusing keys of
+// several clients. [RunConcurrency] then has 32 goroutines on two stores
+// set, delete and touch controls while a reader per store follows the
+// changes: every write gets a generation of its own, none skipped, the
+// full read holds each client's last write, and each reader's copy equals
+// it. A store that keeps no controls skips them, saying so.
+//
 // # What RunCalendarSkew checks
 //
 // [RunCalendarSkew] runs the calendar tables on stores whose app clock

@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("clock before 2024", func(t *testing.T) { runSequences(t, newStore, beforeEpochTests()) })
 	t.Run("hostile identities are independent clients", func(t *testing.T) { testIdentities(t, newStore) })
 	t.Run("Take appends to dst", func(t *testing.T) { testAppends(t, newStore) })
+	t.Run("Controls", func(t *testing.T) { runControlCases(t, newStore) })
 }
 
 // testAppends checks that Take appends its decisions after what dst

@@ -6,7 +6,9 @@
 // with the encodings it rests on: the identity between the braces
 // ([SafeIdentity], [Identity]) and the time values the stores keep under
 // the keys, whole microseconds since [EpochUnix]. [Key] (with [Head] and
-// [Suffix], its two halves) builds a key and [Parse] splits one.
+// [Suffix], its two halves) builds a key and [Parse] splits one. The
+// controls of a prefix (overrides, blocks, exemptions) live under a tag no
+// client has, <prefix>:{~ctl}:<part> ([ControlKey]).
 //
 // It imports no project package but internal/secrethash, so that keyfunc,
 // which may import only internal leaves, encodes identities as core does.

@@ -78,3 +78,43 @@ func TestValidTag(t *testing.T) {
 		})
 	}
 }
+
+// The control keys of a prefix share one hash tag that no identity gets,
+// and parse as control keys, not as a client's.
+func TestControlKeys(t *testing.T) {
+	parts := []string{ControlRecords, ControlExpiries, ControlLog, ControlGeneration, ControlTrimmed}
+	for _, part := range parts {
+		key := ControlKey("rl:api", part)
+		assert.Equal(t, "rl:api:{~ctl}:"+part, key)
+		start, end := TagBounds(key)
+		assert.Equal(t, ControlTag, key[start:end])
+		n := Parse(key)
+		assert.True(t, n.IsControl(), key)
+		assert.Equal(t, "rl:api", n.Prefix)
+	}
+	for _, id := range []string{"~ctl", "{~ctl}", "x}:{~ctl", ""} {
+		assert.NotEqual(t, ControlTag, SafeIdentity(id), "identity %q", id)
+	}
+	assert.False(t, Parse(Key("rl", "alice", "daily", "f")).IsControl())
+}
+
+func TestValidPrefix(t *testing.T) {
+	tests := []struct {
+		prefix string
+		want   bool
+	}{
+		{"rl", true},
+		{"app:rl-1.v_2", true},
+		{strings.Repeat("p", 64), true},
+		{strings.Repeat("p", 65), false},
+		{"", false},
+		{"rl{", false},
+		{"r l", false},
+		{"rl/x", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prefix, func(t *testing.T) {
+			assert.Equal(t, tt.want, ValidPrefix(tt.prefix))
+		})
+	}
+}
