@@ -113,3 +113,35 @@ func TestSetTiersNeverMixes(t *testing.T) {
 	assert.Positive(t, decided.Load())
 	assert.Zero(t, mixed.Load(), "decisions with limits of two sets")
 }
+
+// ValidateTiers refuses what SetTiers refuses for the tiers themselves,
+// without a limiter, and takes what it takes.
+func TestValidateTiers(t *testing.T) {
+	tests := []struct {
+		name  string
+		tiers []core.Tier
+		def   string
+		want  string // "" : valid
+	}{
+		{"valid, default first", []core.Tier{{Name: "free", Limits: []core.Limit{core.PerSecond(1)}}}, "", ""},
+		{"valid, default named", []core.Tier{{Name: "free", Limits: []core.Limit{core.PerSecond(1)}}, {Name: "pro", Limits: []core.Limit{core.PerSecond(2)}}}, "pro", ""},
+		{"a concurrency limit: the store is not known", []core.Tier{{Name: "free", Limits: []core.Limit{core.Concurrent(2)}}}, "", ""},
+		{"empty", nil, "", "tiers must not be empty"},
+		{"bad rate", []core.Tier{{Name: "free", Limits: []core.Limit{{Name: "m", Rate: 0, Period: time.Second}}}}, "", "Rate"},
+		{"bad tier name", []core.Tier{{Name: "fr ee", Limits: []core.Limit{core.PerSecond(1)}}}, "", "tier Name"},
+		{"duplicate limit", []core.Tier{{Name: "free", Limits: []core.Limit{core.PerSecond(1), core.PerSecond(1)}}}, "", "duplicate limit Name"},
+		{"duplicate tier", []core.Tier{{Name: "free", Limits: []core.Limit{core.PerSecond(1)}}, {Name: "free", Limits: []core.Limit{core.PerSecond(1)}}}, "", "duplicate tier"},
+		{"unknown default", []core.Tier{{Name: "free", Limits: []core.Limit{core.PerSecond(1)}}}, "pro", `default tier "pro"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := core.ValidateTiers(tt.tiers, tt.def)
+			if tt.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
