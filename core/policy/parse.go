@@ -313,6 +313,7 @@ func (w *walker) limiters(n *yaml.Node) (*Policy, *Error) {
 		if err != nil {
 			return nil, err
 		}
+		l.line = kv.key.Line // where its name is
 		p.limiters = append(p.limiters, l)
 	}
 	return p, nil
