@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,7 +21,8 @@ type Error struct {
 	File string
 	// Line is the line of the field, from 1. It is 0 only when no line
 	// can be named: a file that is empty ([ErrEmpty]) or too large
-	// ([ErrTooLarge]).
+	// ([ErrTooLarge]), or a syntax error the YAML parser placed nowhere
+	// (its message says so).
 	Line int
 	// Path is the field's path, "limiters.api.tiers.pro[1].burst"
 	// (indices from 0); empty for the document as a whole.
@@ -64,15 +66,64 @@ const MaxSize = 1 << 20
 // messages.
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// syntaxError turns an error of the YAML parser into an *Error with the
-// line the parser named.
-func syntaxError(file string, err error) *Error {
-	m := yamlLine.FindStringSubmatch(err.Error())
-	if m == nil {
-		return &Error{File: file, Err: errors.New(strings.TrimPrefix(err.Error(), "yaml: "))}
+// The problems the YAML parser (yaml/v3's parserc.go) reports, as opposed
+// to its scanner (scannerc.go): the parser gives lines counted from 0, the
+// scanner from 1, and neither names line 0, the first.
+var (
+	parserProblems = []string{
+		"did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected '-' indicator",
+		"did not find expected <document start>", "did not find expected <stream-start>", "did not find expected key",
+		"did not find expected node content", "found duplicate %TAG directive", "found duplicate %YAML directive",
+		"found incompatible YAML document", "found undefined tag handle",
 	}
-	line, _ := strconv.Atoi(m[1])
-	return &Error{File: file, Line: max(line, 1), Err: errors.New(m[2])}
+	scannerProblems = []string{
+		"block sequence entries are not allowed", "could not find expected", "did not find", "exceeded max depth",
+		"found a tab character", "found an incorrect", "found an indentation indicator", "found character that cannot start",
+		"found extremely long", "found invalid Unicode", "found unexpected", "found unknown", "mapping keys are not allowed",
+		"mapping values are not allowed",
+	}
+)
+
+// syntaxError turns an error of the YAML parser on data into an *Error
+// at the line the parser named (the last line when it named the end of
+// the stream, beyond it).
+func syntaxError(file string, data []byte, err error) *Error {
+	msg, line := strings.TrimPrefix(err.Error(), "yaml: "), 0
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		msg, line = m[2], atoi(m[1])
+		if slices.Contains(parserProblems, msg) {
+			line++
+		}
+	} else if known(msg) {
+		line = 1
+	}
+	if line == 0 {
+		return &Error{File: file, Err: fmt.Errorf("%s (%s)", msg, noLine)}
+	}
+	return &Error{File: file, Line: min(line, lineCount(data)), Err: errors.New(msg)}
+}
+
+// noLine ends the message of a syntax error the YAML parser placed
+// nowhere.
+const noLine = "the YAML parser named no line"
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// known reports whether msg is a problem the YAML parser or scanner
+// reports with a place in the document.
+func known(msg string) bool {
+	if slices.Contains(parserProblems, msg) {
+		return true
+	}
+	for _, p := range scannerProblems {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkText reports the first byte the YAML reader refuses, with its line,

@@ -63,7 +63,7 @@ func decode(file string, data []byte) (*yaml.Node, *Error) {
 		return nil, &Error{File: file, Line: lineCount(data), Err: errors.New(
 			"the last line has no line break: the file may be half-written; a policy file ends with a line break")}
 	case err != nil:
-		return nil, syntaxError(file, err)
+		return nil, syntaxError(file, data, err)
 	}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
@@ -74,7 +74,7 @@ func decode(file string, data []byte) (*yaml.Node, *Error) {
 	case err == nil:
 		return nil, &Error{File: file, Line: next.Line, Err: errors.New("a second document: a policy file holds one")}
 	case !errors.Is(err, io.EOF):
-		return nil, syntaxError(file, err)
+		return nil, syntaxError(file, data, err)
 	}
 	return root, nil
 }
