@@ -245,7 +245,7 @@ func limitFieldValues(l core.Limit) []fieldValue {
 		{"algorithm", l.Algorithm.String()},
 		{"rate", strconv.FormatInt(l.Rate, 10)},
 		{"period", shortDuration(l.Period)},
-		{"burst", strconv.FormatInt(l.Capacity(), 10)},
+		{"burst", burstOrDash(l)},
 		{"calendar", orDash(l.Calendar.Unit.String())},
 		{"zone", zone},
 		{"lockout.after", intOrDash(lo.After)},
@@ -255,6 +255,15 @@ func limitFieldValues(l core.Limit) []fieldValue {
 		{"lockout.max", durationOrDash(lo.Max)},
 		{"lockout.cooldown", durationOrDash(lo.Cooldown)},
 	}
+}
+
+// burstOrDash writes the burst of l when it is not the rate, as a policy
+// leaves it out.
+func burstOrDash(l core.Limit) string {
+	if l.Capacity() == l.Rate {
+		return "-"
+	}
+	return strconv.FormatInt(l.Capacity(), 10)
 }
 
 func orDash(s string) string {
