@@ -61,8 +61,9 @@ type options struct {
 }
 
 // WithReport has the watcher call report after every reload it attempts:
-// with nil when a new policy was applied, else with why the content was
-// refused (each failing content once, unless a signal asks again). It is
+// with nil when a new policy was applied (the first load included), else
+// with why the content was refused (each failing content once, unless a
+// signal asks again; a first load that fails is [Watch]'s error). It is
 // how metrics count reloads and their failures; it runs on the watcher's
 // goroutine (or the caller's of [Watcher.Reload]) and must not block.
 func WithReport(report func(err error)) Option {
@@ -134,7 +135,7 @@ func Watch(path string, apply func(*Policy) error, opts ...Option) (*Watcher, er
 		}
 	}
 	w := &Watcher{path: path, apply: apply, opts: o, done: make(chan struct{}), stopped: make(chan struct{})}
-	if _, err := w.reload(true); err != nil {
+	if err := w.reload(true); err != nil {
 		return nil, err
 	}
 	fsw, err := fsnotify.NewWatcher()
@@ -159,10 +160,7 @@ func (w *Watcher) Policy() *Policy { return w.current.Load() }
 
 // Reload reads the file and applies it now, as a signal does, and returns
 // why it was refused (nil when it was applied or is the policy in force).
-func (w *Watcher) Reload() error {
-	_, err := w.reload(true)
-	return err
-}
+func (w *Watcher) Reload() error { return w.reload(true) }
 
 // Close stops watching. The policy in force stays in force.
 func (w *Watcher) Close() error {
@@ -200,22 +198,21 @@ func (w *Watcher) loop() {
 			w.opts.logger.Warn("ratelimit: policy: watching the file's directory", "file", w.path, "error", err)
 			quiet.Reset(w.opts.debounce)
 		case <-quiet.C:
-			_, _ = w.reload(false)
+			_ = w.reload(false) // logged and reported
 		case <-w.signals:
-			_, _ = w.reload(true)
+			_ = w.reload(true)
 		}
 	}
 }
 
 // reload reads the file and applies it unless it is the policy in force,
-// or (unless forced) content that failed before. It reports whether a new
-// policy was applied.
-func (w *Watcher) reload(force bool) (bool, error) {
+// or (unless forced) content that failed before.
+func (w *Watcher) reload(force bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	data, err := readFile(w.path)
 	if err != nil {
-		return false, w.refuse("read: "+err.Error(), err, force)
+		return w.refuse("read: "+err.Error(), err, force)
 	}
 	sum := sha256.Sum256(data)
 	key := hex.EncodeToString(sum[:])
@@ -224,25 +221,29 @@ func (w *Watcher) reload(force bool) (bool, error) {
 		if force {
 			w.opts.logger.Info("ratelimit: policy unchanged", "file", w.path, "sha256", key[:12])
 		}
-		return false, nil
+		return nil
 	case !force && key == w.failed:
-		return false, w.lastErr
+		return w.lastErr
 	}
 	p, err := Parse(w.path, data)
 	if err == nil {
 		err = w.apply(p)
 	}
 	if err != nil {
-		return false, w.refuse(key, err, force)
+		return w.refuse(key, err, force)
 	}
 	w.applied(p, sum)
-	return true, nil
+	return nil
 }
 
 // refuse records that what (a content's hash, or a read error) failed
 // with err, logging and reporting it unless it is what failed last and
-// the reload was not forced.
+// the reload was not forced. A first load that fails is only returned:
+// Watch returns it, and nothing runs.
 func (w *Watcher) refuse(what string, err error, force bool) error {
+	if w.current.Load() == nil {
+		return err
+	}
 	if force || what != w.failed {
 		w.opts.logger.Error("ratelimit: policy refused; the policy in force keeps serving", "file", w.path, "error", err)
 		if w.opts.report != nil {

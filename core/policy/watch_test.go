@@ -226,13 +226,18 @@ func TestWatchReloadsOnSIGHUP(t *testing.T) {
 func TestWatchRefusesABadFileAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	apply := func(*policy.Policy) error { return nil }
-	logs := slog.New(slog.DiscardHandler)
-	_, err := policy.Watch(path, apply, policy.WithLogger(logs))
+	log := &syncBuffer{}
+	opts := func() []policy.Option {
+		return []policy.Option{policy.WithLogger(slog.New(slog.NewTextHandler(log, nil))),
+			policy.WithReport(func(err error) { t.Errorf("reported: %v", err) })}
+	}
+	_, err := policy.Watch(path, apply, opts()...)
 	require.ErrorContains(t, err, "no such file")
 
 	require.NoError(t, os.WriteFile(path, []byte("version: 1\ntiers: {}\n"), 0o644))
-	_, err = policy.Watch(path, apply, policy.WithLogger(logs))
+	_, err = policy.Watch(path, apply, opts()...)
 	require.EqualError(t, err, path+":2: tiers: empty: a limiter has at least one tier")
+	assert.Empty(t, log.String(), "returned, not logged: no policy was in force")
 }
 
 func TestWatchOptions(t *testing.T) {
