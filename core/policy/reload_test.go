@@ -120,6 +120,10 @@ func (t *tally) exhausted(clients []string, v int, want int64) bool {
 	return true
 }
 
+// requestsPerVersion is the least number of requests the reload test
+// sends while each version serves.
+const requestsPerVersion = 600
+
 // Thousands of requests from many goroutines, through a real router and
 // HTTP client, while the policy file changes under a watcher: no 5xx; every
 // answer names the limits of one version; each version admits exactly what
@@ -167,11 +171,13 @@ func TestReloadUnderLoad(t *testing.T) {
 		}
 		require.Eventually(t, func() bool { return tl.exhausted(clients, v, want[v]) }, time.Minute, 10*time.Millisecond,
 			"version %d: every client admitted %d times, then refused", v, want[v])
+		// Load before the next change, however slow the machine.
+		require.Eventually(t, func() bool { return tl.total.Load() >= int64(requestsPerVersion*(v+1)) }, time.Minute, 10*time.Millisecond)
 	}
 	stop()
 
 	t.Logf("%d requests", tl.total.Load())
-	assert.GreaterOrEqual(t, tl.total.Load(), int64(2000), "under load")
+	assert.GreaterOrEqual(t, tl.total.Load(), int64(requestsPerVersion*len(reloadVersions)), "under load")
 	assert.Empty(t, tl.bad, "statuses other than 200 and 429")
 	assert.Empty(t, tl.unknown, "RateLimit-Policy values of no version, or of a mix")
 	for _, c := range clients {
