@@ -221,8 +221,11 @@ func (l *Limiter) checkLeaser(ts *tierSet) error {
 //
 // A client's usage is kept for every limit whose name and algorithm are
 // kept (its store keys are the same): a limit renamed, or given another
-// algorithm, starts afresh. Cached denials are dropped, so that a raised
-// limit applies at once on this node.
+// algorithm, starts afresh. One exception: a FixedWindow or SlidingWindow
+// limit whose Period grows reads its stored window number as a window
+// decades ahead and denies its clients until then; rename such a limit
+// (core/policy's Apply refuses the change). Cached denials are dropped, so
+// that a raised limit applies at once on this node.
 func (l *Limiter) SetTiers(tiers []Tier, def string) error {
 	ts, err := l.checkTiers(tiers, def)
 	if err != nil {
