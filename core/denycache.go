@@ -37,10 +37,12 @@ type denyCache struct {
 	entries map[string]*denyEntry // by safe identity
 }
 
-// A denyKey is a client (its safe identity) and the tier of its request.
+// A denyKey is a client (its safe identity) and the tier of its request:
+// its plan, which [Limiter.SetTiers] replaces, so that a denial of the old
+// tiers cached while they were replaced answers no request of the new.
 type denyKey struct {
 	identity string
-	tier     string
+	plan     *plan
 }
 
 type denyEntry struct {
@@ -80,7 +82,7 @@ func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clock
 		}
 		c.mu.Lock()
 		e := c.entries[k.identity]
-		if e == nil || e.plan.name != k.tier { // no clock read
+		if e == nil || e.plan != k.plan { // no clock read
 			c.mu.Unlock()
 			return false, nil, nil
 		}
@@ -113,7 +115,7 @@ func (c *denyCache) holds(k denyKey, cost int64, now clockFunc, res *Result) boo
 	}
 	c.mu.Lock()
 	e := c.entries[k.identity]
-	if e == nil || e.plan.name != k.tier {
+	if e == nil || e.plan != k.plan {
 		c.mu.Unlock()
 		return false
 	}
@@ -132,13 +134,14 @@ func (c *denyCache) holds(k denyKey, cost int64, now clockFunc, res *Result) boo
 // a denied client presenting a key of another plan gets it (or, with
 // [WithTierKeyIdentity], the real keys behind a denied address are their
 // own clients), while one inventing keys costs the resolver a few calls and
-// then one per every. A waiter whose ctx
-// is done gets ctx's error.
-func (c *denyCache) unresolved(ctx context.Context, id string, key [sha256.Size]byte, cost int64, now clockFunc, every time.Duration, res *Result) (*plan, error) {
+// then one per every; and when the denial's tier is not one of ts, the
+// tiers in force (they were replaced). A waiter whose ctx is done gets
+// ctx's error.
+func (c *denyCache) unresolved(ctx context.Context, ts *tierSet, id string, key [sha256.Size]byte, cost int64, now clockFunc, every time.Duration, res *Result) (*plan, error) {
 	for c.held.Load() != 0 {
 		c.mu.Lock()
 		e := c.entries[id]
-		if e == nil || cost > e.plan.fits {
+		if e == nil || cost > e.plan.fits || ts.plans[e.plan.name] != e.plan {
 			c.mu.Unlock()
 			return nil, nil
 		}

@@ -61,7 +61,7 @@ func (l *Limiter) checkTake(ctx context.Context, req Request, p *plan, res *Resu
 	if req.Cost > p.fits { // a take is denied, CostTooHigh: it charges nothing
 		return false, l.takeFromStore(ctx, id, req.Cost, p, res)
 	}
-	if l.denied != nil && l.denied.holds(denyKey{identity: id, tier: p.name}, req.Cost, l.now, res) {
+	if l.denied != nil && l.denied.holds(denyKey{identity: id, plan: p}, req.Cost, l.now, res) {
 		return false, nil
 	}
 	if err := l.takeFromStore(ctx, id, 0, p, res); err != nil {

@@ -221,8 +221,11 @@ func (l *Limiter) checkLeaser(ts *tierSet) error {
 //
 // A client's usage is kept for every limit whose name and algorithm are
 // kept (its store keys are the same): a limit renamed, or given another
-// algorithm, starts afresh. Cached denials are dropped, so that a raised
-// limit applies at once on this node.
+// algorithm, starts afresh. One exception: a FixedWindow or SlidingWindow
+// limit whose Period grows reads its stored window number as a window
+// decades ahead and denies its clients until then; rename such a limit
+// (core/policy's Apply refuses the change). Cached denials are dropped, so
+// that a raised limit applies at once on this node.
 func (l *Limiter) SetTiers(tiers []Tier, def string) error {
 	ts, err := l.checkTiers(tiers, def)
 	if err != nil {
@@ -326,7 +329,7 @@ func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error
 	p, tierErr := ts.def, error(nil)
 	if req.Tier == "" && l.tiers != nil {
 		key := tierKeyHash(lookupKey(req))
-		hit, err := l.deniedUnresolved(ctx, req, key, res)
+		hit, err := l.deniedUnresolved(ctx, ts, req, key, res)
 		if err != nil || hit != nil {
 			return l.answered(ctx, req, hit, err, res)
 		}
@@ -344,11 +347,11 @@ func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error
 
 // deniedUnresolved answers req, whose tier is not resolved yet and whose
 // lookup key hashes to key, from the deny cache when its identity has a
-// cached denial and the tier cache has no fresh answer for key: a denied
-// client inventing keys costs the resolver a few calls ([denyCache.unresolved]
-// says when it is asked all the same). It returns the denial's plan, or nil
-// when req must resolve its tier.
-func (l *Limiter) deniedUnresolved(ctx context.Context, req *Request, key [sha256.Size]byte, res *Result) (*plan, error) {
+// cached denial under ts, the tiers in force, and the tier cache has no
+// fresh answer for key: a denied client inventing keys costs the resolver
+// a few calls ([denyCache.unresolved] says when it is asked all the same).
+// It returns the denial's plan, or nil when req must resolve its tier.
+func (l *Limiter) deniedUnresolved(ctx context.Context, ts *tierSet, req *Request, key [sha256.Size]byte, res *Result) (*plan, error) {
 	if l.denied == nil || l.denied.empty() || req.Cost == 0 {
 		return nil, nil
 	}
@@ -358,7 +361,7 @@ func (l *Limiter) deniedUnresolved(ctx context.Context, req *Request, key [sha25
 		// applies (and, with WithTierKeyIdentity, it is its own client).
 		return nil, nil
 	}
-	p, err := l.denied.unresolved(ctx, SafeIdentity(req.Identity), key, req.Cost, l.now, min(l.tiers.ttl, deniedLookupEvery), res)
+	p, err := l.denied.unresolved(ctx, ts, SafeIdentity(req.Identity), key, req.Cost, l.now, min(l.tiers.ttl, deniedLookupEvery), res)
 	if err != nil {
 		return nil, callerGone(err)
 	}
@@ -418,7 +421,7 @@ func (l *Limiter) takeCached(ctx context.Context, req *Request, p *plan, res *Re
 	if l.denied == nil || req.Cost == 0 || req.Cost > p.fits {
 		return l.takeFromStore(ctx, id, req.Cost, p, res)
 	}
-	dk := denyKey{identity: id, tier: p.name}
+	dk := denyKey{identity: id, plan: p}
 	var hit bool
 	var probe chan struct{}
 	var err error

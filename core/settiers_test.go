@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
 // A limit kept by name keeps the client's usage across SetTiers; a renamed
@@ -112,4 +114,123 @@ func TestSetTiersNeverMixes(t *testing.T) {
 	wg.Wait()
 	assert.Positive(t, decided.Load())
 	assert.Zero(t, mixed.Load(), "decisions with limits of two sets")
+}
+
+// ValidateTiers refuses what SetTiers refuses for the tiers themselves,
+// without a limiter, and takes what it takes.
+func TestValidateTiers(t *testing.T) {
+	tests := []struct {
+		name  string
+		tiers []core.Tier
+		def   string
+		want  string // "" : valid
+	}{
+		{"valid, default first", []core.Tier{{Name: "free", Limits: []core.Limit{core.PerSecond(1)}}}, "", ""},
+		{"valid, default named", []core.Tier{{Name: "free", Limits: []core.Limit{core.PerSecond(1)}}, {Name: "pro", Limits: []core.Limit{core.PerSecond(2)}}}, "pro", ""},
+		{"a concurrency limit: the store is not known", []core.Tier{{Name: "free", Limits: []core.Limit{core.Concurrent(2)}}}, "", ""},
+		{"empty", nil, "", "tiers must not be empty"},
+		{"bad rate", []core.Tier{{Name: "free", Limits: []core.Limit{{Name: "m", Rate: 0, Period: time.Second}}}}, "", "Rate"},
+		{"bad tier name", []core.Tier{{Name: "fr ee", Limits: []core.Limit{core.PerSecond(1)}}}, "", "tier Name"},
+		{"duplicate limit", []core.Tier{{Name: "free", Limits: []core.Limit{core.PerSecond(1), core.PerSecond(1)}}}, "", "duplicate limit Name"},
+		{"duplicate tier", []core.Tier{{Name: "free", Limits: []core.Limit{core.PerSecond(1)}}, {Name: "free", Limits: []core.Limit{core.PerSecond(1)}}}, "", "duplicate tier"},
+		{"unknown default", []core.Tier{{Name: "free", Limits: []core.Limit{core.PerSecond(1)}}}, "pro", `default tier "pro"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := core.ValidateTiers(tt.tiers, tt.def)
+			if tt.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// heldStore holds the next Take once hold is set, until release is
+// closed: a take in flight while the tiers change.
+type heldStore struct {
+	core.Store
+	hold    atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *heldStore) Capabilities() core.Capabilities { return core.CapabilitiesOf(s.Store) }
+
+func (s *heldStore) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
+	if s.hold.CompareAndSwap(true, false) {
+		s.entered <- struct{}{}
+		<-s.release
+	}
+	return s.Store.Take(ctx, dst, keys, limits, cost)
+}
+
+// A take decided under the old tiers that ends after SetTiers caches its
+// denial; that denial must not answer the requests the new tiers decide.
+func TestSetTiersOutrunsADenialInFlight(t *testing.T) {
+	ctx := context.Background()
+	hourly := func(n int64) []core.Tier {
+		return []core.Tier{{Name: "default", Limits: []core.Limit{core.PerHour(n).WithName("h").WithAlgorithm(core.FixedWindow)}}}
+	}
+	inner, err := memstore.New(memstore.WithClock(func() time.Time { return middlewareNow }))
+	require.NoError(t, err)
+	s := &heldStore{Store: inner, entered: make(chan struct{}), release: make(chan struct{})}
+	l, err := core.NewLimiter(s, core.WithTiers(hourly(1)...))
+	require.NoError(t, err)
+	res, err := l.Allow(ctx, "a")
+	require.NoError(t, err)
+	require.True(t, res.Allowed)
+
+	s.hold.Store(true)
+	inFlight := make(chan core.Result)
+	go func() {
+		res, _ := l.Allow(ctx, "a")
+		inFlight <- res
+	}()
+	<-s.entered
+	require.NoError(t, l.SetTiers(hourly(5), ""))
+	close(s.release)
+	require.False(t, (<-inFlight).Allowed, "decided under the old tiers")
+
+	res, err = l.Allow(ctx, "a")
+	require.NoError(t, err)
+	assert.True(t, res.Allowed, "the new tiers decide, not the old tiers' denial cached after they went")
+	assert.EqualValues(t, 5, res.Decision(0).Limit.Rate)
+}
+
+// Nor may it answer, in the new tiers' place, the requests of the client
+// whose tier is not resolved yet (new lookup keys, past the few the deny
+// cache lets through to the resolver).
+func TestSetTiersOutrunsADenialInFlightForUnresolvedRequests(t *testing.T) {
+	ctx := context.Background()
+	hourly := func(n int64) []core.Tier {
+		return []core.Tier{{Name: "free", Limits: []core.Limit{core.PerHour(n).WithName("h").WithAlgorithm(core.FixedWindow)}}}
+	}
+	inner, err := memstore.New(memstore.WithClock(func() time.Time { return middlewareNow }))
+	require.NoError(t, err)
+	s := &heldStore{Store: inner, entered: make(chan struct{}), release: make(chan struct{})}
+	free := func(context.Context, string) (string, error) { return "free", nil }
+	l, err := core.NewLimiter(s, core.WithTiers(hourly(1)...), core.WithTierResolver(free, time.Hour, 100))
+	require.NoError(t, err)
+	take := func(key string) core.Result {
+		res, err := l.Take(ctx, core.Request{Identity: "a", TierKey: key, Cost: 1})
+		require.NoError(t, err)
+		return res
+	}
+	require.True(t, take("k0").Allowed)
+
+	s.hold.Store(true)
+	inFlight := make(chan core.Result)
+	go func() { inFlight <- take("k0") }()
+	<-s.entered
+	require.NoError(t, l.SetTiers(hourly(100), ""))
+	close(s.release)
+	require.False(t, (<-inFlight).Allowed, "decided under the old tiers")
+
+	for i := 1; i <= 12; i++ {
+		res := take(fmt.Sprintf("k%d", i))
+		assert.True(t, res.Allowed, "a new key of the client (%d): the new tiers decide", i)
+	}
 }

@@ -40,6 +40,18 @@ func RecipeTiers() []Tier {
 	}
 }
 
+// ValidateTiers reports why tiers, with the default tier def ("": the
+// first), could not be a limiter's: each limit is validated as by
+// [Limit.Validate], and each tier as [NewLimiter] does (its name, at least
+// one and at most 16 limits, no two of one name), with no two tiers of one
+// name and def among them. It needs no limiter, so a policy file can be
+// checked before any limiter takes it; [Limiter.CheckTiers] also checks
+// what depends on the limiter (its store's leases).
+func ValidateTiers(tiers []Tier, def string) error {
+	_, err := (&Limiter{}).newTierSet(tiers, def)
+	return err
+}
+
 // A TierResolver returns the tier name for a lookup key, typically by
 // looking up the plan of an API key or account. The key is the request's
 // [Request.TierKey] (with the middleware, what httplimit.WithTierKey returns: the

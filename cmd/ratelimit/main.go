@@ -8,6 +8,8 @@
 //	ratelimit reset <identity>      delete one client's keys (every limit and algorithm)
 //	ratelimit tag <identity>        print the hash tag of a client's keys, for redis-cli
 //	ratelimit script [--sha] [name] list the store's Lua programs, or print one for another language
+//	ratelimit policy check FILE     validate a policy file (the limiters' tiers, YAML or JSON)
+//	ratelimit policy diff OLD NEW   what changes between two policy files, and which counters restart
 //
 // A client is named by its identity, by its parts (--part, --form-part)
 // for a composite one, as keyfunc.Composite builds it, or by its API key
@@ -17,10 +19,12 @@
 // It connects to a standalone server (--redis URL, else $REDIS_URL, else
 // redis://localhost:6379), a Redis Cluster (--cluster seeds) or a
 // Sentinel-managed master (--sentinel addrs --sentinel-master name), and
-// first prints which one on stderr. It only ever uses SCAN, never KEYS.
-// Exit status: 0 success, 1 audit findings (keys without TTL or of the
-// wrong type), 2 an error (bad flags, bad URL, unreachable server), 3 audit
-// found no key at all. docs/operations.md, "Ops CLI", has examples.
+// first prints which one on stderr (policy and tag read no server). It
+// only ever uses SCAN, never KEYS. Exit status: 0 success, 1 findings
+// (audit: keys without TTL or of the wrong type; policy check: an invalid
+// policy; policy diff: counters the new policy would misread), 2 an error
+// (bad flags, bad URL, unreachable server, unreadable file), 3 audit found
+// no key at all. docs/operations.md, "Ops CLI", has examples.
 package main
 
 import (

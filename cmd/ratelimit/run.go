@@ -30,6 +30,10 @@ Commands:
                        exact source, or its SHA-1) for another language; no server
   pg-schema            print the SQL of the PostgreSQL store's schema (for a migration
                        tool); no server
+  policy check FILE    validate a policy file (the limiters' tiers, YAML or JSON):
+                       a summary, or the error as FILE:LINE: field.path; no server
+  policy diff OLD NEW  what changes from one policy file to another, per limiter and
+                       tier, and which counters restart; no server
 
 A client is named by its identity as the key function returned it, or by
 --part (repeatable) for a composite identity (keyfunc.Composite,
@@ -42,7 +46,7 @@ the secret is in no argument, shell history or output.
 Every command that talks to Redis first prints the server on stderr:
   redis standalone 127.0.0.1:6379 db 0
 
-Connection flags (all commands but tag and script; default $REDIS_URL, else redis://localhost:6379):
+Connection flags (all commands but tag, script and policy; default $REDIS_URL, else redis://localhost:6379):
   --redis URL                       redis://[user:password@]host[:port][/db], rediss://..., unix:///path
   --cluster SEEDS                   Redis Cluster: host:port,host:port,... or a cluster URL
                                     (redis://user:password@host:port?addr=host2:port2)
@@ -57,8 +61,10 @@ The PostgreSQL store (core/pgstore) instead of Redis, for audit, inspect and res
   --postgres URL                    postgres://user[:password]@host:port/db, or "env" for $DATABASE_URL
   --pg-schema S, --pg-table T       the store's schema and table (default "ratelimit", "state")
 
-Exit status: 0 success, 1 audit found keys without TTL or of the wrong type,
-2 an error (bad flags or URL, unreachable server, Redis error), 3 audit found
+Exit status: 0 success, 1 a finding: audit found keys without TTL or of the
+wrong type, policy check a file that is not a valid policy, policy diff
+counters the new policy would have misread; 2 an error (bad flags or URL,
+unreachable server, Redis error, an unreadable file), 3 audit found
 no keys at all (wrong server, prefix or db?).
 
 Run "ratelimit <command> -h" for the flags of a command.
@@ -77,7 +83,7 @@ type command func(ctx context.Context, args []string, e env) int
 // run executes the command line args (without the program name) and returns
 // the exit status. Tests drive it in process.
 func run(ctx context.Context, args []string, e env) int {
-	commands := map[string]command{"audit": runAudit, "inspect": runInspect, "reset": runReset, "script": runScript, "tag": runTag,
+	commands := map[string]command{"audit": runAudit, "inspect": runInspect, "policy": runPolicy, "reset": runReset, "script": runScript, "tag": runTag,
 		"pg-schema": runPGSchema}
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usage)

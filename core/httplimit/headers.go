@@ -143,8 +143,8 @@ type tierFields struct {
 }
 
 // newTierFields formats the fields of every tier of l.
-func newTierFields(l *core.Limiter) tierFields {
-	var f tierFields
+func newTierFields(l *core.Limiter) *tierFields {
+	f := new(tierFields)
 	for _, name := range l.Tiers() {
 		limits, _ := l.Tier(name)
 		f.names = append(f.names, name)
@@ -154,7 +154,7 @@ func newTierFields(l *core.Limiter) tierFields {
 }
 
 // of returns the fields of the tier named name, or nil.
-func (f tierFields) of(name string) *headerFields {
+func (f *tierFields) of(name string) *headerFields {
 	for i, n := range f.names {
 		if n == name {
 			return f.fields[i]
@@ -164,28 +164,48 @@ func (f tierFields) of(name string) *headerFields {
 }
 
 // set sets the rate-limit fields of res in h, as [SetHeaders] does, with
-// its tier's parts formatted already. A Result of the fallback store
-// ([core.FailLocal]: its limits are shares of the tier's) is formatted in
-// full.
-func (f tierFields) set(h http.Header, res *core.Result, formats HeaderFormat, now time.Time) {
+// the parts of its tier formatted already when they are its limits'. A
+// Result of the fallback store ([core.FailLocal]: its limits are shares of
+// the tier's) or of a client's own limits (Result.Overridden) is
+// formatted in full; so is one of limits f does not have, and stale
+// reports it: the limiter's tiers changed ([core.Limiter.SetTiers]), and
+// f must be formatted anew.
+func (f *tierFields) set(h http.Header, res *core.Result, formats HeaderFormat, now time.Time) (stale bool) {
 	hf := f.of(res.Tier)
-	if res.Fallback || hf == nil || len(hf.starts) != res.Len() {
-		hf = nil
+	own := res.Fallback || res.Overridden
+	if own || hf == nil || !hf.formats(res) {
+		stale, hf = !own && res.Len() > 0, nil
 	}
 	setHeaders(h, res, hf, formats, now)
+	return stale
 }
 
 // headerFields are the parts of the rate-limit fields of a tier that
 // depend only on its limits ([tierFields]).
 type headerFields struct {
-	policy []string // the RateLimit-Policy field, a value slice of length and capacity 1
-	starts []string // per limit, the start of its RateLimit value: `"name";r=`
+	limits []core.Limit // what they were formatted from
+	policy []string     // the RateLimit-Policy field, a value slice of length and capacity 1
+	starts []string     // per limit, the start of its RateLimit value: `"name";r=`
+}
+
+// formats reports whether f was formatted from the limits of res: a
+// decision of new tiers must not be sent with the fields of old ones.
+func (f *headerFields) formats(res *core.Result) bool {
+	if len(f.limits) != res.Len() {
+		return false
+	}
+	for i := range f.limits {
+		if res.Decision(i).Limit != f.limits[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // newHeaderFields formats the header fields of limits.
 func newHeaderFields(limits []core.Limit) *headerFields {
 	ds := make([]core.Decision, len(limits))
-	f := &headerFields{starts: make([]string, len(limits))}
+	f := &headerFields{limits: limits, starts: make([]string, len(limits))}
 	for i, l := range limits {
 		ds[i].Limit = l
 		f.starts[i] = string(appendRateLimitStart(nil, l))

@@ -3,6 +3,7 @@ package httplimit
 import (
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
@@ -96,8 +97,8 @@ type Middleware struct {
 	errLog      *logsample.Sampler // the default error handler's and the charge's
 	hint        *proxyhint.Hint    // nil unless keyed by RemoteAddrKey, the default
 	formats     HeaderFormat
-	fields      tierFields       // the fields of every tier, formatted once
-	now         func() time.Time // the limiter's: its store's clock, or time.Now
+	fields      atomic.Pointer[tierFields] // the fields of every tier, formatted once per set of tiers
+	now         func() time.Time           // the limiter's: its store's clock, or time.Now
 }
 
 // New returns a Middleware over l configured by opts. Without
@@ -115,7 +116,7 @@ func New(l *core.Limiter, opts ...Option) (*Middleware, error) {
 	m := &Middleware{limiter: l, key: RemoteAddrKey, deny: DefaultDenyHandler,
 		errLog: logsample.New(nil), formats: HeadersIETF, now: l.Now}
 	m.onError = m.defaultError
-	m.fields = newTierFields(l)
+	m.fields.Store(newTierFields(l))
 	m.hint = newProxyHint()
 	m.given = map[string]bool{}
 	for _, opt := range opts {
@@ -260,7 +261,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, route string
 	if m.formats&HeadersXRateLimit != 0 {
 		now = m.now()
 	}
-	m.fields.set(w.Header(), &o.Result, m.formats, now)
+	if m.fields.Load().set(w.Header(), &o.Result, m.formats, now) {
+		m.fields.Store(newTierFields(m.limiter)) // the limiter's tiers changed
+	}
 }
 
 // Deny writes the response to a request Decide did not allow: the

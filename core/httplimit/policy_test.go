@@ -3,6 +3,7 @@ package httplimit
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -32,9 +33,9 @@ func TestPrecomputedPolicyMatchesTheDecisions(t *testing.T) {
 			require.NoError(t, err)
 			m, err := New(l)
 			require.NoError(t, err)
-			require.NotNil(t, m.fields.of(res.Tier))
+			require.NotNil(t, m.fields.Load().of(res.Tier))
 			h := make(http.Header)
-			m.fields.set(h, &res, HeadersIETF, time.Now())
+			assert.False(t, m.fields.Load().set(h, &res, HeadersIETF, time.Now()), "not stale")
 			assert.Equal(t, formatPolicy(res.Decisions()), h.Get(HeaderRateLimitPolicy))
 			b := res.Binding()
 			require.Equal(t, "s", b.Limit.Name)
@@ -44,4 +45,31 @@ func TestPrecomputedPolicyMatchesTheDecisions(t *testing.T) {
 			assert.Equal(t, hand, h, "the fields of a hand-made Result of the same decisions")
 		})
 	}
+}
+
+// After the limiter's tiers change, a response carries the new limits'
+// fields, never the old tier's of the same name, and the fields are
+// formatted anew once, not on every response.
+func TestFieldsFollowSetTiers(t *testing.T) {
+	l := core.MustNewLimiter(&recordingStore{}, core.WithLimits(core.PerSecond(10).WithName("s")))
+	m, err := New(l)
+	require.NoError(t, err)
+	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), func(*http.Request) string { return "" })
+	serve := func() string {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+		require.Equal(t, http.StatusOK, w.Code)
+		return w.Header().Get(HeaderRateLimitPolicy)
+	}
+	assert.Equal(t, `"s";q=10;w=1`, serve())
+	before := m.fields.Load()
+	assert.Equal(t, `"s";q=10;w=1`, serve())
+	assert.Same(t, before, m.fields.Load(), "fields that fit are kept")
+
+	require.NoError(t, l.SetTiers([]core.Tier{{Name: core.DefaultTierName, Limits: []core.Limit{core.PerMinute(20).WithName("t")}}}, ""))
+	assert.Equal(t, `"t";q=20;w=60`, serve(), "the new limits, in the response that found the fields stale")
+	after := m.fields.Load()
+	assert.NotSame(t, before, after, "formatted anew")
+	assert.Equal(t, `"t";q=20;w=60`, serve())
+	assert.Same(t, after, m.fields.Load(), "once")
 }

@@ -13,8 +13,10 @@
 // REDIS_CLUSTER_ADDRS (comma-separated seeds) or REDIS_SENTINEL_ADDRS with
 // REDIS_SENTINEL_MASTER, else the limits live in memory, right for one
 // instance only; TRUSTED_PROXIES, comma-separated CIDRs of the load
-// balancers whose X-Forwarded-For is believed. SIGINT or SIGTERM drains
-// the requests in flight and exits.
+// balancers whose X-Forwarded-For is believed; POLICY_FILE, a policy file
+// (examples/refapi/policy.yaml describes the code's limits) whose tiers
+// the limiters take, at once and whenever it changes or the process gets
+// SIGHUP. SIGINT or SIGTERM drains the requests in flight and exits.
 package main
 
 import (
@@ -66,10 +68,11 @@ func run(ctx context.Context, ln net.Listener, router refapi.Router, getenv func
 	if err != nil {
 		return err
 	}
-	p, err := refapi.New(store, refapi.Config{TrustedProxies: trusted, Logger: logger})
+	p, err := refapi.New(store, refapi.Config{TrustedProxies: trusted, Logger: logger, PolicyFile: getenv("POLICY_FILE")})
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	srv := &http.Server{Handler: router(p, refapi.BuildExport), ReadHeaderTimeout: 5 * time.Second}
 	logger.Info("serving", "store", desc, "addr", "http://"+ln.Addr().String())
 	served := make(chan error, 1)

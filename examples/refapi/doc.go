@@ -22,5 +22,8 @@
 // the environment (store.go: Redis, Cluster or Sentinel, else memory); one
 // small file per framework mounts them ([Gin], [Echo], [Chi], [NetHTTP]);
 // handlers.go stands in for your handlers. The package refapitest runs the
-// same scenarios through every one of those routers.
+// same scenarios through every one of those routers. policy.yaml describes
+// the four limiters' tiers as the code builds them: given as
+// [Config.PolicyFile] (POLICY_FILE in examples/production), a file like
+// it replaces them while the service runs.
 package refapi

@@ -17,6 +17,7 @@ import (
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/httplimit"
 	"github.com/ratelimitkit/ratelimit/core/memstore"
+	"github.com/ratelimitkit/ratelimit/core/policy"
 	"github.com/ratelimitkit/ratelimit/keyfunc"
 	ratelimitprom "github.com/ratelimitkit/ratelimit/metrics/prometheus"
 )
@@ -46,12 +47,30 @@ func Tiers() []core.Tier {
 }
 
 // A Policy is the four limiters of the reference API, the middleware
-// options each is mounted with, and the metrics they report.
+// options each is mounted with, and the metrics they report. With a policy
+// file ([Config.PolicyFile]) it watches the file until [Policy.Close].
 type Policy struct {
 	API, Login, Webhook, Export                             *core.Limiter
 	APIOptions, LoginOptions, WebhookOptions, ExportOptions []httplimit.Option
 	// Metrics serves the limiters' Prometheus metrics (GET /metrics).
 	Metrics http.Handler
+
+	watcher *policy.Watcher // nil without a policy file
+}
+
+// Limiters returns the four limiters by the names a policy file gives
+// them (policy.yaml): api, login, hook and export.
+func (p *Policy) Limiters() map[string]*core.Limiter {
+	return map[string]*core.Limiter{"api": p.API, "login": p.Login, "hook": p.Webhook, "export": p.Export}
+}
+
+// Close stops watching the policy file, if there is one; the limiters keep
+// the tiers they have.
+func (p *Policy) Close() error {
+	if p.watcher == nil {
+		return nil
+	}
+	return p.watcher.Close()
 }
 
 // Config says how the reference API identifies clients and where it logs.
@@ -59,8 +78,15 @@ type Config struct {
 	// TrustedProxies are the load balancers whose X-Forwarded-For is
 	// believed. Empty: the TCP peer address is the client.
 	TrustedProxies []netip.Prefix
-	// Logger receives the sampled violation logs; nil is slog.Default().
+	// Logger receives the sampled violation logs and the policy file's
+	// reloads; nil is slog.Default().
 	Logger *slog.Logger
+	// PolicyFile, when set, is a policy file (core/policy) whose tiers the
+	// limiters take instead of those of the code, at once and whenever the
+	// file changes or the process gets SIGHUP; a file that fails is logged
+	// and the tiers in force stay. policy.yaml, beside this file, describes
+	// the code's tiers: start from it.
+	PolicyFile string
 }
 
 // TrustedProxies returns the CIDRs the variable TRUSTED_PROXIES lists,
@@ -101,11 +127,29 @@ func New(store core.Store, cfg Config) (*Policy, error) {
 		ExportOptions: []httplimit.Option{httplimit.WithKey(ip), httplimit.WithTierKey(rawAPIKey)},
 		Metrics:       promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
 	}
-	violations := core.NewSlogObserver(cmp.Or(cfg.Logger, slog.Default())) // sampled; clients appear hashed
+	logger := cmp.Or(cfg.Logger, slog.Default())
+	violations := core.NewSlogObserver(logger) // sampled; clients appear hashed
 	if err := p.newLimiters(store, fallback, reg, violations); err != nil {
 		return nil, err
 	}
+	if cfg.PolicyFile != "" {
+		if err := p.watch(cfg.PolicyFile, logger); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// watch gives the limiters the tiers of the policy file at path, and
+// again whenever it changes.
+func (p *Policy) watch(path string, logger *slog.Logger) error {
+	apply := func(pol *policy.Policy) error { return policy.Apply(pol, p.Limiters()) }
+	w, err := policy.Watch(path, apply, policy.WithLogger(logger))
+	if err != nil {
+		return fmt.Errorf("policy file: %w", err)
+	}
+	p.watcher = w
+	return nil
 }
 
 // newLimiters makes p's four limiters over store; fallback is the local

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +56,37 @@ func RunServer(t *testing.T, run RunFunc) {
 	t.Run("a Redis Cluster that requires full coverage: the start-up log warns", func(t *testing.T) {
 		runFullCoverage(t, run)
 	})
+	t.Run("POLICY_FILE: the limiters take the file's tiers", func(t *testing.T) {
+		runPolicyFile(t, run)
+	})
+}
+
+// runPolicyFile serves with POLICY_FILE naming a policy whose free tier
+// admits 42 a second: the answers say so; a file that fails stops the start.
+func runPolicyFile(t *testing.T, run RunFunc) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "policy.yaml")
+	doc := "version: 1\nlimiters:\n" +
+		"  api: {tiers: {free: [{name: burst, rate: 42, period: 1s, burst: 100}]}}\n" +
+		"  login: {tiers: {default: [{name: login, rate: 5, period: 1m, algorithm: sliding_log}]}}\n" +
+		"  hook: {tiers: {default: [{name: webhook, rate: 100, period: 10s, algorithm: sliding_window}]}}\n" +
+		"  export: {tiers: {default: [{name: export, rate: 2, algorithm: concurrency}]}}\n"
+	require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
+	s := start(t, run, map[string]string{"POLICY_FILE": path})
+	hello := s.get(t, "/api/hello")
+	assert.Equal(t, http.StatusOK, hello.StatusCode)
+	assert.Equal(t, `"burst";q=42;w=1`, hello.Header.Get("RateLimit-Policy"))
+	assert.Contains(t, s.log.String(), "policy applied")
+	s.cancel()
+	require.NoError(t, s.wait(t, exitWithin))
+
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("version: 1\n"), 0o644))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	err = run(context.Background(), ln, func(name string) string { return map[string]string{"POLICY_FILE": bad}[name] }, slog.New(slog.DiscardHandler))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), bad+":1: limiters: missing")
 }
 
 // runFullCoverage starts the server on a cluster with Redis's default
