@@ -25,8 +25,8 @@ type extState struct {
 // SlidingWindow and CalendarWindow, as docs/algorithms.md names it.
 type state struct {
 	x  float64 // GCRA: tat (µs); TokenBucket: tk (tokens)
-	ts int64   // TokenBucket: ts, the time of the last refill (µs)
-	w  int64   // FixedWindow, SlidingWindow: the window number; CalendarWindow: its start (µs)
+	ts int64   // TokenBucket: ts, the time of the last refill (µs); FixedWindow, SlidingWindow: d, the window length (µs)
+	w  int64   // FixedWindow, SlidingWindow: the window number (of length d); CalendarWindow: its start (µs)
 	n  int64   // FixedWindow, SlidingWindow, CalendarWindow: the count in window w
 	p  int64   // SlidingWindow: the count in window w − 1
 }

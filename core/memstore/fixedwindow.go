@@ -7,19 +7,36 @@ import (
 )
 
 // evalFixedWindow evaluates the fixed window; st.w is the window number,
-// st.n its count. The counts are integers below 2⁵³, exact in int64 as in
+// st.n its count and st.ts the window length d (µs) they count in (0: the
+// limit's period). The counts are integers below 2⁵³, exact in int64 as in
 // the scripts' doubles; the window number is floored in float64 as Lua's
-// math.floor(now / P) does. A reading before the stored window is taken as
-// its start (the old window never reopens); the end of the window is
-// measured from the reading.
+// math.floor(now / P) does. When d is not the period, the stored count
+// belongs to the window of the period holding the stored window's start,
+// w·d (docs/algorithms.md, "When the period changes"). A reading before
+// that start is taken as the start (the old window never reopens); the end
+// of the window is measured from the reading.
 func evalFixedWindow(o *outcome, st *state, found bool, l *core.Limit, now, cost int64) {
 	p, r := periodMicros(l.Period), l.Rate
 	at := now // the key's time: never before the stored window
 	if found {
-		at = max(now, st.w*p)
+		d := windowLength(st, p)
+		at = max(now, st.w*d)
+		if d != p { // the period changed: the window holding the start
+			st.w = windowOf(st.w*d, p)
+		}
 	}
 	w := windowOf(at, p)
 	countWindow(o, st, found, r, w, (w+1)*p-now, cost)
+	st.ts = p // the length the state to write counts in
+}
+
+// windowLength is the window length (µs) the stored window state st counts
+// in: st.ts, or p, the limit's period, for state that does not say.
+func windowLength(st *state, p int64) int64 {
+	if st.ts == 0 {
+		return p
+	}
+	return st.ts
 }
 
 // countWindow decides a take of cost in the window named id (st.w holds

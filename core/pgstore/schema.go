@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the version of the store's table and functions
 // (schema.sql), in the comment on the table.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 //go:embed schema.sql
 var schemaSQL string

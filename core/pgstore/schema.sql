@@ -1,7 +1,12 @@
 -- schema.sql: the PostgreSQL store of ratelimit (core/pgstore), schema
--- version 1. pgstore.New runs it, and `ratelimit pg-schema` prints it for a
+-- version 2. pgstore.New runs it, and `ratelimit pg-schema` prints it for a
 -- migration tool. It is idempotent and runs as one transaction, serialised
 -- with every other node doing the same by an advisory lock.
+--
+-- Version 2 keeps, in ts, the window length a fixed or sliding window row
+-- counts in, so that a limit whose period changes reads its windows right
+-- (docs/algorithms.md, "When the period changes"); the table is version
+-- 1's, and a row of version 1 (ts 0) counts in the limit's period.
 --
 -- {{schema}} and {{table}} are the schema and table the user chose
 -- (validated identifiers, quoted); the functions are named after the table:
@@ -34,8 +39,8 @@ CREATE {{unlogged}} TABLE IF NOT EXISTS {{schema}}.{{table}} (
   alg       smallint NOT NULL,         -- core.Algorithm
   expire_at bigint NOT NULL,           -- µs; absent once now > expire_at
   x         double precision NOT NULL DEFAULT 0, -- GCRA: tat (µs); token bucket: tokens
-  ts        bigint NOT NULL DEFAULT 0, -- token bucket: time of the last refill (µs)
-  w         bigint NOT NULL DEFAULT 0, -- fixed, sliding: window number; calendar: window start (µs)
+  ts        bigint NOT NULL DEFAULT 0, -- token bucket: time of the last refill (µs); fixed, sliding: window length (µs), 0 the period
+  w         bigint NOT NULL DEFAULT 0, -- fixed, sliding: window number (of length ts); calendar: window start (µs)
   n         bigint NOT NULL DEFAULT 0, -- window count; sliding log: units in the log
   p         bigint NOT NULL DEFAULT 0, -- sliding window: count of window w - 1
   log_at    bigint[],                  -- sliding log: times of runs of units, oldest first
@@ -92,7 +97,7 @@ DECLARE
   -- per algorithm
   t float8; bt float8; b float8; c float8; nf float8; tat float8; lft float8;
   new_tat float8; allow_at float8; tokens float8;
-  at_ bigint; lag bigint; win bigint; cnt bigint; e float8; pf float8; rf float8;
+  at_ bigint; lag bigint; win bigint; len_w bigint; cnt bigint; e float8; pf float8; rf float8;
   cur float8; prev float8; used float8; aft float8; reset_ bigint; stop_ bigint; start_ bigint;
   k bigint; j int; len_ int; cut bigint;
   ids text[]; exps bigint[]; tids text[]; texps bigint[]; oldest bigint; newest bigint;
@@ -167,8 +172,16 @@ BEGIN
 
     ELSIF p_algs[i] IN (2, 5) THEN -- fixed window, calendar window: r.w the window, r.n its count
       IF p_algs[i] = 2 THEN
+        -- r.ts is the length r.w counts in; when it is not the period,
+        -- the count belongs to the window holding the stored one's start.
         at_ := now_us;
-        IF found_ THEN at_ := greatest(now_us, r.w * p_periods[i]); END IF;
+        IF found_ THEN
+          len_w := CASE WHEN r.ts = 0 THEN p_periods[i] ELSE r.ts END;
+          at_ := greatest(now_us, r.w * len_w);
+          IF len_w <> p_periods[i] THEN
+            r.w := floor((r.w * len_w)::float8 / p_periods[i]::float8)::bigint;
+          END IF;
+        END IF;
         win := floor(at_::float8 / p_periods[i]::float8)::bigint;
         stop_ := (win + 1) * p_periods[i];
       ELSE
@@ -198,20 +211,31 @@ BEGIN
           why[i] := 1; wait[i] := reset_;
         ELSE
           ok[i] := true; rst_a[i] := reset_; rem_a[i] := p_rates[i] - cnt - p_cost;
-          r.w := win; r.n := cnt + p_cost; r.x := 0; r.ts := 0; r.p := 0;
+          r.w := win; r.n := cnt + p_cost; r.x := 0; r.p := 0;
+          r.ts := CASE WHEN p_algs[i] = 2 THEN p_periods[i] ELSE 0 END;
         END IF;
       END IF;
 
-    ELSIF p_algs[i] = 3 THEN -- sliding window counter: r.n in window r.w, r.p in r.w - 1
+    ELSIF p_algs[i] = 3 THEN -- sliding window counter: r.n in window r.w, r.p in r.w - 1, of length r.ts
       at_ := now_us;
-      IF found_ THEN at_ := greatest(now_us, r.w * p_periods[i]); END IF;
+      len_w := CASE WHEN r.ts = 0 THEN p_periods[i] ELSE r.ts END;
+      IF found_ THEN at_ := greatest(now_us, r.w * len_w); END IF;
       lag := at_ - now_us;
       win := floor(at_::float8 / p_periods[i]::float8)::bigint;
       pf := p_periods[i]::float8; rf := p_rates[i]::float8; c := p_cost::float8;
       e := at_::float8 - win::float8 * pf;
       cur := 0; prev := 0;
-      IF found_ AND r.w = win THEN cur := r.n; prev := r.p;
-      ELSIF found_ AND r.w = win - 1 THEN prev := r.n;
+      IF NOT found_ THEN
+        NULL;
+      ELSIF len_w = p_periods[i] THEN
+        IF r.w = win THEN cur := r.n; prev := r.p;
+        ELSIF r.w = win - 1 THEN prev := r.n;
+        END IF;
+      ELSE -- the period changed: each count to the window holding its start
+        k := floor((r.w * len_w)::float8 / pf)::bigint;
+        IF k = win THEN cur := r.n; ELSIF k = win - 1 THEN prev := r.n; END IF;
+        k := floor(((r.w - 1) * len_w)::float8 / pf)::bigint;
+        IF k = win THEN cur := cur + r.p; ELSIF k = win - 1 THEN prev := prev + r.p; END IF;
       END IF;
       used := prev * (pf - e) + cur * pf;
       rem_b[i] := greatest(0, floor((rf * pf - used) / pf))::bigint;
@@ -230,7 +254,7 @@ BEGIN
           aft := floor((rf * pf - prev * (pf - e) - cur * pf) / pf);
           reset_ := trunc(2 * pf - e)::bigint + lag;
           ok[i] := true; rst_a[i] := reset_; rem_a[i] := trunc(aft)::bigint;
-          r.w := win; r.n := cur::bigint; r.p := prev::bigint; r.x := 0; r.ts := 0;
+          r.w := win; r.n := cur::bigint; r.p := prev::bigint; r.x := 0; r.ts := p_periods[i];
         END IF;
       END IF;
 
@@ -492,4 +516,4 @@ LANGUAGE sql AS $fn$
   SELECT count(*) FROM gone
 $fn$;
 
-COMMENT ON TABLE {{schema}}.{{table}} IS 'ratelimit (core/pgstore) state, schema version 1';
+COMMENT ON TABLE {{schema}}.{{table}} IS 'ratelimit (core/pgstore) state, schema version 2';

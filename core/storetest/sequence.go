@@ -34,11 +34,15 @@ type sequence struct {
 }
 
 // A step is one Take: at from + at (Start + at by default), of cost,
-// expecting want[i] from limits[i]. Steps may go back in time.
+// expecting want[i] from limits[i]. Steps may go back in time. A step
+// with limits takes those, and so does every later step until another
+// does: the limits of a policy that changed, whose names (and so keys)
+// are the sequence's.
 type step struct {
-	at   time.Duration
-	cost int64
-	want []want
+	at     time.Duration
+	cost   int64
+	want   []want
+	limits []core.Limit
 }
 
 // want is the expected part of a [core.Decision].
@@ -53,6 +57,12 @@ type want struct {
 // take returns a step; ws holds one expected decision per limit.
 func take(at time.Duration, cost int64, ws ...want) step {
 	return step{at: at, cost: cost, want: ws}
+}
+
+// of returns s taking limits, from s on (see [step]).
+func (s step) of(limits ...core.Limit) step {
+	s.limits = limits
+	return s
 }
 
 // ok is an admitting decision.
@@ -99,13 +109,17 @@ func runSequences(t *testing.T, newStore NewStore, tests []sequence) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := NewClock()
-			c := newClient(newStore(t, clock.Now), UniqueKeyBuilder(t), "client", tt.limits)
+			store, kb := newStore(t, clock.Now), UniqueKeyBuilder(t)
+			c := newClient(store, kb, "client", tt.limits)
 			from := tt.from
 			if from.IsZero() {
 				from = Start()
 			}
 			for i, st := range tt.steps {
 				clock.Set(from.Add(st.at))
+				if st.limits != nil {
+					c = newClient(store, kb, "client", st.limits)
+				}
 				where := fmt.Sprintf("%s: step %d (at %v, cost %d)", tt.name, i+1, st.at, st.cost)
 				runStep(t, c, where, st)
 			}

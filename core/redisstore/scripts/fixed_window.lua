@@ -2,19 +2,27 @@
 -- (docs/algorithms.md, "Fixed window"): the body of a take of one fixed
 -- window limit, which both take_fixed_window and take run (how, and the
 -- locals it reads: common.lua); the capacity is the rate.
--- State: key is a hash, w = window number floor(now / period) and n = count
--- (integers), expiring at the end of the window. A clock reading before the
--- stored window is taken as its start (the old window never reopens); the
--- end of the window is measured from the reading. The take that opens a
--- window writes both fields and the TTL; a later take of the same window,
--- on a clock that is not behind it, writes n alone: the window's end has
--- not moved.
+-- State: key is a hash, w = window number floor(now / d), n = count and
+-- d = the window length (µs) the state counts in (integers), expiring at
+-- the end of the window. State without d (written before d was stored)
+-- counts in windows of the limit's period. When d is not the period, the
+-- stored window is renumbered: its count belongs to the window of the
+-- period holding its start, w * d, or to none (docs/algorithms.md, "When
+-- the period changes"). A clock reading before the stored window's start
+-- is taken as that start (the old window never reopens); the end of the
+-- window is measured from the reading. The take that opens a window (or
+-- renumbers one) writes every field and the TTL; a later take of the same
+-- window, on a clock that is not behind it, writes n alone: the window's
+-- end has not moved.
 
-local state = redis.call('HMGET', key, 'w', 'n')
-local stored_w = tonumber(state[1])
+local state = redis.call('HMGET', key, 'w', 'n', 'd')
+local stored_w, d = tonumber(state[1]), tonumber(state[3]) or period
 local at = now -- the key's time: never back into an earlier window
 if stored_w then
-  at = max(now, stored_w * period)
+  at = max(now, stored_w * d)
+  if d ~= period then -- the period changed: the window holding the start
+    stored_w = floor(stored_w * d / period)
+  end
 end
 local w = floor(at / period)
 local window_end = (w + 1) * period - now -- from the reading
@@ -37,12 +45,12 @@ end
 if n + cost > rate then
   return {0, 1, before, reset_before, window_end}
 end
--- charge(w, n, cost, at, now, window_end): the count, and the window and
--- its expiry unless the stored window goes on.
-if n > 0 and at == now then
+-- charge(w, n, cost, at, now, window_end, d, period): the count, and the
+-- window, its length and its expiry unless the stored window goes on.
+if n > 0 and at == now and d == period then
   redis.call('HSET', key, 'n', string.format('%d', n + cost))
 else
-  redis.call('HSET', key, 'w', string.format('%d', w), 'n', string.format('%d', n + cost))
+  redis.call('HSET', key, 'w', string.format('%d', w), 'n', string.format('%d', n + cost), 'd', string.format('%d', period))
   redis.call('PEXPIRE', key, string.format('%d', max(1, ceil(window_end / 1000))))
 end
 return {1, 0, max(0, rate - n - cost), window_end, 0}
