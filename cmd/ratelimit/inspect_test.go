@@ -74,7 +74,7 @@ func TestInspectWithoutLimitsDumpsRawState(t *testing.T) {
 	assert.Regexp(t, `(?m)^`+key+`hourly:g\s+string\s+\S+\s+tat=\d+(\.\d+)? µs: full again in 1m(0\d|1[0-2])(\.\d+)?s$`, stdout,
 		"2 × 36 s, less the time since")
 	assert.Regexp(t, `(?m)^`+key+`tokens:t\s+hash\s+\S+\s+tk=98(\.\d+)? ts=\d+: 98\.\d\d tokens \S+ ago$`, stdout)
-	assert.Regexp(t, `(?m)^`+key+`window:f\s+hash\s+\S+\s+n=2 w=\d+$`, stdout)
+	assert.Regexp(t, `(?m)^`+key+`window:f\s+hash\s+\S+\s+d=3600000000 n=2 w=\d+$`, stdout)
 
 	code, stdout, _ = cli(t, "inspect", "bob", "--redis", "redis://"+srv.Addr(), "--prefix", prefix)
 	assert.Equal(t, exitOK, code)

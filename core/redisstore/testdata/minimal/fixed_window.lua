@@ -4,9 +4,9 @@
 local rate, period = ARGV[1] + 0, ARGV[2] + 0
 local t = redis.call('TIME')
 local now = (t[1] - 1704067200) * 1000000 + t[2]
-local s = redis.call('HMGET', KEYS[1], 'w', 'n')
+local s = redis.call('HMGET', KEYS[1], 'w', 'n', 'd')
 local w, n = math.floor(now / period), 0
 if tonumber(s[1]) == w then n = tonumber(s[2]) end
-redis.call('HSET', KEYS[1], 'w', string.format('%d', w), 'n', string.format('%d', n + 1))
+redis.call('HSET', KEYS[1], 'w', string.format('%d', w), 'n', string.format('%d', n + 1), 'd', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], '60000')
 return {1, 0, 1, 1, 0}
