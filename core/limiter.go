@@ -221,11 +221,13 @@ func (l *Limiter) checkLeaser(ts *tierSet) error {
 //
 // A client's usage is kept for every limit whose name and algorithm are
 // kept (its store keys are the same): a limit renamed, or given another
-// algorithm, starts afresh. One exception: a FixedWindow or SlidingWindow
-// limit whose Period grows reads its stored window number as a window
-// decades ahead and denies its clients until then; rename such a limit
-// (core/policy's Apply refuses the change). Cached denials are dropped, so
-// that a raised limit applies at once on this node.
+// algorithm, starts afresh. A FixedWindow or SlidingWindow limit whose
+// Period changes keeps a client's count where the stored window started in
+// the current window of the new Period, and starts that client afresh
+// otherwise (docs/algorithms.md, "When the period changes"); the same
+// holds for a client moved between tiers whose limits of one name have
+// different Periods. Cached denials are dropped, so that a raised limit
+// applies at once on this node.
 func (l *Limiter) SetTiers(tiers []Tier, def string) error {
 	ts, err := l.checkTiers(tiers, def)
 	if err != nil {

@@ -22,7 +22,7 @@
 // first prints which one on stderr (policy and tag read no server). It
 // only ever uses SCAN, never KEYS. Exit status: 0 success, 1 findings
 // (audit: keys without TTL or of the wrong type; policy check: an invalid
-// policy; policy diff: counters the new policy would misread), 2 an error
+// policy), 2 an error
 // (bad flags, bad URL, unreachable server, unreadable file), 3 audit found
 // no key at all. docs/operations.md, "Ops CLI", has examples.
 package main

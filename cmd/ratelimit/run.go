@@ -62,8 +62,7 @@ The PostgreSQL store (core/pgstore) instead of Redis, for audit, inspect and res
   --pg-schema S, --pg-table T       the store's schema and table (default "ratelimit", "state")
 
 Exit status: 0 success, 1 a finding: audit found keys without TTL or of the
-wrong type, policy check a file that is not a valid policy, policy diff
-counters the new policy would have misread; 2 an error (bad flags or URL,
+wrong type, policy check a file that is not a valid policy; 2 an error (bad flags or URL,
 unreachable server, Redis error, an unreadable file), 3 audit found
 no keys at all (wrong server, prefix or db?).
 

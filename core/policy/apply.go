@@ -23,10 +23,6 @@ import (
 // does not have, unless limiters holds its name with a nil *core.Limiter:
 // the way to say "another service applies that one" when several services
 // share one policy file.
-//
-// Apply also refuses a policy that would have the stores misread counters
-// ([CountersMisread]): a fixed or sliding window limit kept by name whose
-// window grows.
 func Apply(p *Policy, limiters map[string]*core.Limiter) error {
 	if err := match(p, limiters); err != nil {
 		return err
@@ -37,8 +33,8 @@ func Apply(p *Policy, limiters map[string]*core.Limiter) error {
 		if l == nil {
 			continue
 		}
-		if err := check(p, lp, l); err != nil {
-			return err
+		if err := l.CheckTiers(lp.tiers, lp.def); err != nil {
+			return p.errAt(lp, err)
 		}
 		plans = append(plans, change{lp, l, inForce(l)})
 	}
@@ -111,22 +107,6 @@ func match(p *Policy, limiters map[string]*core.Limiter) error {
 			return &Error{File: p.file, Line: lp.line, Path: string(lp.path), Err: fmt.Errorf(
 				"the application has no limiter %q (it has %s); when another service applies it, give its name a nil *core.Limiter",
 				lp.name, quoteNames(slices.Sorted(maps.Keys(limiters))))}
-		}
-	}
-	return nil
-}
-
-// check reports why l cannot take the tiers of lp: core's CheckTiers, or
-// counters the stores would misread.
-func check(p *Policy, lp *limiterPolicy, l *core.Limiter) error {
-	if err := l.CheckTiers(lp.tiers, lp.def); err != nil {
-		return p.errAt(lp, err)
-	}
-	for _, cc := range counterChanges(inForce(l).tiers, lp.tiers) {
-		if cc.Fate == CountersMisread {
-			at := lp.at[counterKey{cc.Limit, cc.Algorithm}]
-			return &Error{File: p.file, Line: at.line, Path: string(at.path),
-				Err: fmt.Errorf("%s limit %q: %s", cc.Algorithm, cc.Limit, cc.Why)}
 		}
 	}
 	return nil

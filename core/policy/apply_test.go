@@ -73,8 +73,6 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 			`p.yaml:10: limiters.login: the application has no limiter "login" (it has "api"); when another service applies it, give its name a nil *core.Limiter`},
 		{"one limiter under two names", applyDoc, func(m map[string]*core.Limiter) { m["login"] = m["api"] },
 			`ratelimit: policy: limiters "api" and "login" are one *core.Limiter: each name needs its own`},
-		{"a window that grows", applyDoc[:len(applyDoc)-len("1m, algorithm: fixed_window}\n")] + "1h, algorithm: fixed_window}\n", nil,
-			`p.yaml:13: limiters.login.tiers.default[0]: fixed_window limit "attempts": the window grows from 1m to 1h: the stored window's number (now / 1m), read as a number of 1h windows, names a window that ends years from now, so its count would deny the clients until then; rename the limit so that its counters restart`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +89,17 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 			assert.Equal(t, []string{"free"}, limiters["api"].Tiers())
 		})
 	}
+}
+
+// A window limit whose period changes is applied: the stores read its
+// stored window in the new period (TestAGrownWindowKeepsItsCount).
+func TestApplyTakesAWindowThatGrows(t *testing.T) {
+	limiters := twoLimiters(t)
+	doc := applyDoc[:len(applyDoc)-len("1m, algorithm: fixed_window}\n")] + "1h, algorithm: fixed_window}\n"
+	require.NoError(t, policy.Apply(mustParse(t, doc), limiters))
+	limits, ok := limiters["login"].Tier("default")
+	require.True(t, ok)
+	assert.Equal(t, []core.Limit{fw("attempts", 3, time.Hour)}, limits)
 }
 
 // A limiter another service applies is named with a nil *core.Limiter.

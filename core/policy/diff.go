@@ -80,15 +80,11 @@ const (
 	// CountersDropped: no tier counts the limit any more; its counters
 	// expire unread.
 	CountersDropped
-	// CountersMisread: the stores would read the old counters as a window
-	// that ends years from now, denying the clients that used the limit
-	// until then. [Apply] refuses such a policy.
-	CountersMisread
 )
 
-var fateNames = [...]string{"kept", "new", "restart", "dropped", "MISREAD"}
+var fateNames = [...]string{"kept", "new", "restart", "dropped"}
 
-// String returns "kept", "new", "restart", "dropped" or "MISREAD".
+// String returns "kept", "new", "restart" or "dropped".
 func (f Fate) String() string { return fateNames[f] }
 
 // A CounterChange is the fate of the counters of one limit name and
@@ -122,20 +118,6 @@ func Diff(old, new *Policy) *Changes {
 
 // Empty reports whether nothing changes.
 func (c *Changes) Empty() bool { return len(c.Limiters) == 0 }
-
-// Misread returns the counters the new policy would misread
-// ([CountersMisread]), as "limiter: limit (algorithm): why" lines.
-func (c *Changes) Misread() []string {
-	var out []string
-	for _, l := range c.Limiters {
-		for _, cc := range l.Counters {
-			if cc.Fate == CountersMisread {
-				out = append(out, fmt.Sprintf("%s: %s (%s): %s", displayName(l.Name), cc.Limit, cc.Algorithm, cc.Why))
-			}
-		}
-	}
-	return out
-}
 
 // diffLimiter compares the limiter o with n (either may be nil) and
 // reports whether anything changes.
@@ -312,7 +294,7 @@ func counters(tiers []core.Tier) (map[counterKey][]core.Limit, []counterKey) {
 }
 
 // counterChanges says what becomes of each counter key of old and new
-// whose limits are not the same in both: kept, restarted or misread,
+// whose limits are not the same in both: kept or restarted,
 // the worst over each pair of an old and a new limit of the key
 // (counterFate), new, or dropped.
 func counterChanges(old, new []core.Tier) []CounterChange {
@@ -379,19 +361,20 @@ func droppedWhy(new []counterKey, k counterKey) string {
 // counterFate says what becomes of the counters of a limit kept by name
 // and algorithm, whose numbers change from o to n. The stores keep, per
 // algorithm: GCRA the time the client is ahead by, a token bucket its
-// tokens, a fixed or sliding window the number of its window (now /
-// period) and its count, a sliding log the times of the requests of the
+// tokens, a fixed or sliding window the number of its window, the window's
+// length and its count, a sliding log the times of the requests of the
 // last period, a calendar window the start of its window and its count, a
 // concurrency limit the leases in flight.
 func counterFate(o, n core.Limit) (Fate, string) {
 	switch {
 	case windowed(n.Algorithm) && n.Period > o.Period:
-		return CountersMisread, fmt.Sprintf("the window grows from %s to %s: the stored window's number (now / %s), read as a number of %s windows, "+
-			"names a window that ends years from now, so its count would deny the clients until then; rename the limit so that its counters restart",
-			shortDuration(o.Period), shortDuration(n.Period), shortDuration(o.Period), shortDuration(n.Period))
+		return CountersKept, fmt.Sprintf("the window grows from %s to %s: a client's count carries over into the %s window that holds "+
+			"the start of its last %s window (then it counts the same requests), else the client starts from a full quota",
+			shortDuration(o.Period), shortDuration(n.Period), shortDuration(n.Period), shortDuration(o.Period))
 	case windowed(n.Algorithm) && n.Period < o.Period:
-		return CountersRestart, fmt.Sprintf("the window shrinks from %s to %s: the window numbers differ, so every client starts from a full quota",
-			shortDuration(o.Period), shortDuration(n.Period))
+		return CountersRestart, fmt.Sprintf("the window shrinks from %s to %s: every client starts from a full quota, except that a count "+
+			"carries over into the %s window that holds the start of its %s window",
+			shortDuration(o.Period), shortDuration(n.Period), shortDuration(n.Period), shortDuration(o.Period))
 	case n.Algorithm == core.CalendarWindow && !sameCalendar(o.Calendar, n.Calendar):
 		return CountersRestart, "another calendar: every client starts afresh, except that a count carries over when the new window starts where the old one did (it counts the same requests)"
 	case n.Algorithm == core.SlidingLog && n.Period > o.Period:
@@ -404,6 +387,10 @@ func counterFate(o, n core.Limit) (Fate, string) {
 	}
 	return CountersKept, "each client's count carries over, read against the new numbers"
 }
+
+// windowed reports whether a counts in windows numbered by its period,
+// which the stores renumber when the period changes.
+func windowed(a core.Algorithm) bool { return a == core.FixedWindow || a == core.SlidingWindow }
 
 func sameCalendar(a, b core.Calendar) bool {
 	return a.Unit == b.Unit && a.Location.String() == b.Location.String()

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -92,7 +93,6 @@ func TestDiffReport(t *testing.T) {
   counters
     dropped  x (gcra): no tier has the limit now; its counters expire unread
 `, c.String())
-	assert.Empty(t, c.Misread())
 }
 
 func TestDiffOfOnePolicyIsEmpty(t *testing.T) {
@@ -111,9 +111,9 @@ func TestDiffCounterFates(t *testing.T) {
 		want     policy.Fate
 		why      string // part of the reason
 	}{
-		{"window grows", "{name: w, rate: 10, period: 1s, algorithm: fixed_window}", "{name: w, rate: 10, period: 1m, algorithm: fixed_window}", policy.CountersMisread, "ends years from now"},
-		{"sliding window grows", "{name: w, rate: 10, period: 1s, algorithm: sliding_window}", "{name: w, rate: 10, period: 2s, algorithm: sliding_window}", policy.CountersMisread, "rename the limit"},
-		{"window shrinks", "{name: w, rate: 10, period: 1m, algorithm: fixed_window}", "{name: w, rate: 10, period: 1s, algorithm: fixed_window}", policy.CountersRestart, "window numbers differ"},
+		{"window grows", "{name: w, rate: 10, period: 1s, algorithm: fixed_window}", "{name: w, rate: 10, period: 1m, algorithm: fixed_window}", policy.CountersKept, "carries over into the 1m window that holds the start of its last 1s window"},
+		{"sliding window grows", "{name: w, rate: 10, period: 1s, algorithm: sliding_window}", "{name: w, rate: 10, period: 2s, algorithm: sliding_window}", policy.CountersKept, "else the client starts from a full quota"},
+		{"window shrinks", "{name: w, rate: 10, period: 1m, algorithm: fixed_window}", "{name: w, rate: 10, period: 1s, algorithm: fixed_window}", policy.CountersRestart, "except that a count carries over into the 1s window that holds the start of its 1m window"},
 		{"window rate changes", "{name: w, rate: 10, period: 1m, algorithm: fixed_window}", "{name: w, rate: 20, period: 1m, algorithm: fixed_window}", policy.CountersKept, "count carries over"},
 		{"log grows", "{name: w, rate: 10, period: 1s, algorithm: sliding_log}", "{name: w, rate: 10, period: 1m, algorithm: sliding_log}", policy.CountersKept, "holds only the requests of the last 1s"},
 		{"calendar zone", "{name: c, rate: 10, calendar: day, zone: UTC}", "{name: c, rate: 10, calendar: day, zone: Europe/Madrid}", policy.CountersRestart, "starts where the old one did"},
@@ -128,28 +128,59 @@ func TestDiffCounterFates(t *testing.T) {
 			cc := c.Limiters[0].Counters[0]
 			assert.Equal(t, tt.want, cc.Fate, cc.Why)
 			assert.Contains(t, cc.Why, tt.why)
-			assert.Equal(t, tt.want == policy.CountersMisread, len(c.Misread()) == 1)
 		})
 	}
 }
 
-// The reason Apply refuses a window that grows: the stores read the stored
-// window number as one of the new length, a window that ends in decades,
-// and deny the client until then. Should the stores learn to tell, this
-// test fails, and Apply and Parse may stop refusing such a change.
-func TestAGrownWindowIsMisreadByTheStores(t *testing.T) {
-	for _, alg := range []core.Algorithm{core.FixedWindow, core.SlidingWindow} {
-		t.Run(alg.String(), func(t *testing.T) {
-			l := frozenLimiter(t, core.WithLimits(core.Limit{Name: "w", Rate: 10, Period: time.Second, Algorithm: alg}))
+// A fixed or sliding window whose period grows keeps the count of a client
+// whose stored window started in the current window of the new period:
+// frozen is 03:04:05, so the 3 taken in second 03:04:05 are minute 03:04's,
+// and the client is denied until the minute's end (fixed window) or until
+// the estimate falls to the rate (sliding window: (60s − 5s) + 60s −
+// 9·60s/10 = 61s), not for years as when the stores read the stored window
+// number as one of minutes.
+func TestAGrownWindowKeepsItsCount(t *testing.T) {
+	tests := []struct {
+		alg   core.Algorithm
+		retry time.Duration
+	}{
+		{core.FixedWindow, 55 * time.Second},
+		{core.SlidingWindow, 61 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.alg.String(), func(t *testing.T) {
+			l := frozenLimiter(t, core.WithLimits(core.Limit{Name: "w", Rate: 10, Period: time.Second, Algorithm: tt.alg}))
 			allow(t, l, "a", 3)
 			require.NoError(t, l.SetTiers([]core.Tier{{Name: "default", Limits: []core.Limit{
-				{Name: "w", Rate: 10, Period: time.Minute, Algorithm: alg}}}}, ""))
-			var res core.Result
-			for range 10 {
-				res = allow(t, l, "a", 1)
-			}
-			require.False(t, res.Allowed, "7 more fit the new window")
-			assert.Greater(t, res.Binding().RetryAfter, 365*24*time.Hour, "denied for years")
+				{Name: "w", Rate: 10, Period: time.Minute, Algorithm: tt.alg}}}}, ""))
+			res := allow(t, l, "a", 7)
+			require.True(t, res.Allowed, "7 more fit the minute")
+			assert.Equal(t, int64(0), res.Binding().Remaining)
+			res = allow(t, l, "a", 1)
+			require.False(t, res.Allowed, "the 3 of the old window count in the minute")
+			assert.Equal(t, tt.retry, res.Binding().RetryAfter)
 		})
 	}
+}
+
+// Two tiers may give a window limit of one name different periods: a
+// client moved from one to the other keeps its count where its stored
+// window started in the current window of its new tier's period.
+func TestTiersMayGiveOneWindowNameTwoPeriods(t *testing.T) {
+	p := mustParse(t, "version: 1\ntiers:\n  free:\n    - {name: w, rate: 10, period: 1s, algorithm: fixed_window}\n"+
+		"  pro:\n    - {name: w, rate: 20, period: 1m, algorithm: fixed_window}\n")
+	tiers, def, ok := p.Limiter("")
+	require.True(t, ok)
+	l := frozenLimiter(t, core.WithTiers(tiers...), core.WithDefaultTier(def))
+	take := func(tier string) core.Result {
+		res, err := l.Take(context.Background(), core.Request{Identity: "a", Tier: tier, Cost: 1})
+		require.NoError(t, err)
+		return res
+	}
+	for range 10 {
+		require.True(t, take("free").Allowed)
+	}
+	res := take("pro")
+	require.True(t, res.Allowed)
+	assert.Equal(t, int64(9), res.Binding().Remaining, "the 10 of second 03:04:05 count in minute 03:04")
 }

@@ -54,8 +54,9 @@
 // algorithm, in every tier alike: a limit that keeps both keeps every
 // client's usage, read with its new numbers; one renamed or given another
 // algorithm starts afresh, and one removed is no longer read. A fixed or
-// sliding window whose window grows would be misread (its stored window
-// number names a window years ahead), so [Apply] refuses it and [Parse]
-// refuses two tiers whose limit of one name counts windows of different
-// lengths: rename such a limit. [Changes] say all this per limit.
+// sliding window whose period changes keeps a client's count where its
+// stored window started in the current window of the new period, and
+// starts afresh otherwise (docs/algorithms.md, "When the period changes");
+// two tiers may give a limit of one name windows of different lengths.
+// [Changes] say all this per limit.
 package policy

@@ -166,8 +166,6 @@ var badDocuments = []struct {
 	{"merge key", item("{<<: {rate: 1}, period: 1s}"), `p.yaml:6: limiters.api.tiers.free[0].<<: unknown field "<<": a limit has name, rate, period, burst, algorithm, calendar, zone and lockout`},
 	{"tagged value", item("{rate: !!int 10, period: 1s}"), "p.yaml:6: limiters.api.tiers.free[0].rate: an explicit tag (!!int): a policy's values are plain"},
 	{"too many limits", item(manyLimits(17)), "p.yaml:22: limiters.api.tiers.free[16]: a tier has at most 16 limits, all taken in one store call"},
-	{"one window name, two lengths", "version: 1\ntiers:\n  free:\n    - {name: w, rate: 10, period: 1h, algorithm: fixed_window}\n  pro:\n    - {name: w, rate: 10, period: 1m, algorithm: fixed_window}\n",
-		`p.yaml:6: tiers.pro[0]: fixed_window limit "w" counts windows of 1m0s, but in tier "free" (line 4) windows of 1h0m0s: the tiers share its counters, which a window of another length misreads; give the two limits different names`},
 }
 
 // Each bad document is refused with the file, the line and the field's

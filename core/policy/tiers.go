@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"time"
-
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelimitkit/ratelimit/core"
@@ -19,20 +17,11 @@ type limiterPolicy struct {
 	tiers []core.Tier
 	line  int  // where the document describes it
 	path  path // "limiters.api", or "" for a document of one limiter
-	// at is where each counter key (limit name and algorithm) first
-	// appears, for errors about its counters.
-	at map[counterKey]where
-}
-
-// where is a place in the document.
-type where struct {
-	line int
-	path path
 }
 
 // limiter reads the fields of one limiter (node n, at path p).
 func (w *walker) limiter(name string, n *yaml.Node, fields []pair, p path) (*limiterPolicy, *Error) {
-	lp := &limiterPolicy{name: name, line: n.Line, path: p, at: map[counterKey]where{}}
+	lp := &limiterPolicy{name: name, line: n.Line, path: p}
 	var def, tiers *pair
 	for i, kv := range fields {
 		switch kv.key.Value {
@@ -48,7 +37,7 @@ func (w *walker) limiter(name string, n *yaml.Node, fields []pair, p path) (*lim
 		return nil, w.errAt(n, p.key("tiers"), "missing: a limiter has tiers")
 	}
 	var err *Error
-	if lp.tiers, err = w.tiers(tiers.val, p.key("tiers"), lp.at); err != nil {
+	if lp.tiers, err = w.tiers(tiers.val, p.key("tiers")); err != nil {
 		return nil, err
 	}
 	lp.def = lp.tiers[0].Name
@@ -80,9 +69,8 @@ func (w *walker) defaultTier(n *yaml.Node, p path, tiers []core.Tier) (string, *
 	return "", w.errAt(n, p, "no tier %q among the tiers (%s)", def, joinNames(names))
 }
 
-// tiers reads the mapping of tiers by name, in document order, and
-// records in at where each limit name and algorithm first appears.
-func (w *walker) tiers(n *yaml.Node, p path, at map[counterKey]where) ([]core.Tier, *Error) {
+// tiers reads the mapping of tiers by name, in document order.
+func (w *walker) tiers(n *yaml.Node, p path) ([]core.Tier, *Error) {
 	pairs, err := w.mapping(n, p, "the tiers by name")
 	if err != nil {
 		return nil, err
@@ -91,9 +79,8 @@ func (w *walker) tiers(n *yaml.Node, p path, at map[counterKey]where) ([]core.Ti
 		return nil, w.errAt(n, p, "empty: a limiter has at least one tier")
 	}
 	tiers := make([]core.Tier, 0, len(pairs))
-	windows := windowLimits{}
 	for _, kv := range pairs {
-		t, err := w.tier(kv.key, kv.val, p.key(kv.key.Value), windows, at)
+		t, err := w.tier(kv.key, kv.val, p.key(kv.key.Value))
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +91,7 @@ func (w *walker) tiers(n *yaml.Node, p path, at map[counterKey]where) ([]core.Ti
 
 // tier reads one tier: the list of its limits (the node list), named by
 // the key k.
-func (w *walker) tier(k, list *yaml.Node, p path, windows windowLimits, at map[counterKey]where) (core.Tier, *Error) {
+func (w *walker) tier(k, list *yaml.Node, p path) (core.Tier, *Error) {
 	t := core.Tier{Name: k.Value}
 	items, err := w.list(list, p, "the limits of the tier")
 	if err != nil {
@@ -128,12 +115,6 @@ func (w *walker) tier(k, list *yaml.Node, p path, windows windowLimits, at map[c
 			return t, w.errAt(item, ip, "a second limit named %q in the tier (first at line %d)", name, line)
 		}
 		names[name] = item.Line
-		if key := (counterKey{name, l.Algorithm}); at[key] == (where{}) {
-			at[key] = where{item.Line, ip}
-		}
-		if err := windows.check(w, l, t.Name, item, ip); err != nil {
-			return t, err
-		}
 		t.Limits = append(t.Limits, l)
 	}
 	if err := core.ValidateTiers([]core.Tier{t}, ""); err != nil {
@@ -143,43 +124,3 @@ func (w *walker) tier(k, list *yaml.Node, p path, windows windowLimits, at map[c
 	}
 	return t, nil
 }
-
-// windowLimits are the fixed and sliding window limits of one limiter
-// by name, for the check that limits of one name count in windows of one
-// length in every tier.
-type windowLimits map[string]windowLimit
-
-type windowLimit struct {
-	alg    core.Algorithm
-	period time.Duration
-	tier   string
-	line   int
-}
-
-// check refuses l, of tier at node n, when a limit of its name and
-// algorithm in another tier counts in windows of another length: their
-// clients' state is one store key (a tier does not change the key), and a
-// client whose tier changes would have its count read as that of a
-// window that ends years from now, or would start afresh (see [Diff]).
-func (ws windowLimits) check(w *walker, l core.Limit, tier string, n *yaml.Node, p path) *Error {
-	if !windowed(l.Algorithm) {
-		return nil
-	}
-	name := l.EffectiveName()
-	key := name + "\x00" + l.Algorithm.String()
-	other, ok := ws[key]
-	if !ok {
-		ws[key] = windowLimit{l.Algorithm, l.Period, tier, n.Line}
-		return nil
-	}
-	if other.period == l.Period {
-		return nil
-	}
-	return w.errAt(n, p, "%s limit %q counts windows of %s, but in tier %q (line %d) windows of %s: "+
-		"the tiers share its counters, which a window of another length misreads; give the two limits different names",
-		l.Algorithm, name, l.Period, other.tier, other.line, other.period)
-}
-
-// windowed reports whether a counts in windows numbered by its period,
-// whose stored window a period change misreads.
-func windowed(a core.Algorithm) bool { return a == core.FixedWindow || a == core.SlidingWindow }
