@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,9 @@ const (
 // few, about the capacity and far above it; gaps of 0, 1µs around the
 // last RetryAfter, fractions and multiples of the limits' intervals and
 // periods, and clock steps back (a failover to a server whose clock is
-// behind), from 1µs to days, and back to 1970. In a case with a calendar
+// behind), from 1µs to days, and back to 1970; before one take in 16 the
+// fixed and sliding windows get a new random Period under the same names
+// (a policy reload). In a case with a calendar
 // window the clock never goes more than 20 hours behind its latest
 // reading: a Redis store computes the boundaries it sends around the app's
 // clock, here the test clock, and a reading further behind a key's window
@@ -111,6 +114,10 @@ func (c diffCase) run(t *testing.T, reference, newStore NewStore, rnd *rand.Rand
 	var history []string
 	for i := range differentialSteps {
 		move, step := c.nextTime(rnd, clock.Now(), last)
+		if limits, changed := newPeriods(rnd, ref.limits); changed {
+			ref.limits, sub.limits = limits, limits
+			step += ", window periods changed: " + limitsString(limits)
+		}
 		if c.calendar && latest.Sub(move) > maxCalendarBack {
 			move = latest.Add(-maxCalendarBack)
 			step += fmt.Sprintf(", held at %v behind the latest reading", maxCalendarBack)
@@ -124,10 +131,10 @@ func (c diffCase) run(t *testing.T, reference, newStore NewStore, rnd *rand.Rand
 		require.NoError(t, err, "store under test")
 		history = append(history, fmt.Sprintf("take %d: %s, at %s, cost %d -> %s",
 			i+1, step, move.UTC().Format(time.RFC3339Nano), cost, decisionsString(want)))
-		problem := diffProblem(c.limits, cost, latest.Sub(move), want, got)
+		problem := diffProblem(ref.limits, cost, latest.Sub(move), want, got)
 		if problem != "" {
 			t.Errorf("%s\nlimits: %s\nfrom %s, last takes (the reference's decisions):\n  %s\nreference: %s\nunder test: %s",
-				problem, limitsString(c.limits), c.start.UTC().Format(time.RFC3339Nano),
+				problem, limitsString(ref.limits), c.start.UTC().Format(time.RFC3339Nano),
 				strings.Join(history[max(0, len(history)-10):], "\n  "), decisionsString(want), decisionsString(got))
 			return false
 		}
@@ -306,6 +313,27 @@ func randomLimit(rnd *rand.Rand, name string) core.Limit {
 		panic(fmt.Sprintf("storetest: random limit %+v: %v", l, err))
 	}
 	return l
+}
+
+// newPeriods returns, before one take in 16, limits with a new random
+// Period for each fixed and sliding window of limits (same names, so the
+// same keys: a policy that changed the period), and whether it did.
+func newPeriods(rnd *rand.Rand, limits []core.Limit) ([]core.Limit, bool) {
+	if rnd.IntN(16) != 0 {
+		return limits, false
+	}
+	next := slices.Clone(limits)
+	changed := false
+	for i, l := range next {
+		if l.Algorithm != core.FixedWindow && l.Algorithm != core.SlidingWindow {
+			continue
+		}
+		l.Period = max(randomPeriod(rnd), time.Duration(l.Rate)*us) // a Rate a window of µs can count
+		if l.Validate() == nil {
+			next[i], changed = l, true
+		}
+	}
+	return next, changed
 }
 
 // randomPeriod returns a Period from 1µs to 366 days: a bound, a usual
