@@ -37,10 +37,13 @@ type denyCache struct {
 	entries map[string]*denyEntry // by safe identity
 }
 
-// A denyKey is a client (its safe identity) and the tier of its request.
+// A denyKey is a client (its safe identity) and the plan of its request:
+// its tier, or the plan its override makes of it. A denial answers a
+// request of the same plan only, so one cached before an override ran out
+// does not answer the requests after it.
 type denyKey struct {
 	identity string
-	tier     string
+	plan     *plan
 }
 
 type denyEntry struct {
@@ -80,7 +83,7 @@ func (c *denyCache) lookup(ctx context.Context, k denyKey, cost int64, now clock
 		}
 		c.mu.Lock()
 		e := c.entries[k.identity]
-		if e == nil || e.plan.name != k.tier { // no clock read
+		if e == nil || e.plan != k.plan { // no clock read
 			c.mu.Unlock()
 			return false, nil, nil
 		}
@@ -113,7 +116,7 @@ func (c *denyCache) holds(k denyKey, cost int64, now clockFunc, res *Result) boo
 	}
 	c.mu.Lock()
 	e := c.entries[k.identity]
-	if e == nil || e.plan.name != k.tier {
+	if e == nil || e.plan != k.plan {
 		c.mu.Unlock()
 		return false
 	}

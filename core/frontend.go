@@ -46,22 +46,31 @@ func (l *Limiter) check(ctx context.Context, req Request, res *Result) (charged 
 	if err := ctx.Err(); err != nil {
 		return false, callerGone(err)
 	}
-	p, tierErr := l.plan(ctx, l.tierSet.Load(), &req)
-	if charged, err = l.checkTake(ctx, req, p, res); err != nil {
+	ts := l.tierSet.Load()
+	p, tierErr := l.plan(ctx, ts, &req)
+	id := SafeIdentity(req.Identity)
+	q, answered := p, false
+	if cs := l.controlSnapshot(ctx); cs != nil && len(cs.clients) != 0 {
+		q, answered = l.applyControls(cs, ts, id, p, res)
+	}
+	if answered {
+		charged = true // an exempt client is charged nothing, now or after the work
+	} else if charged, err = l.checkTake(ctx, req, id, q, res); err != nil {
 		*res = Result{}
 		return false, err
 	}
-	l.decided(ctx, &req, p, tierErr, res)
+	res.Overridden = q != p
+	l.decided(ctx, &req, q, tierErr, res)
 	return charged, nil
 }
 
-// checkTake is the store side of [Limiter.check], under plan p.
-func (l *Limiter) checkTake(ctx context.Context, req Request, p *plan, res *Result) (charged bool, err error) {
-	id := SafeIdentity(req.Identity)
+// checkTake is the store side of [Limiter.check], for the client id
+// (safe) under plan p.
+func (l *Limiter) checkTake(ctx context.Context, req Request, id string, p *plan, res *Result) (charged bool, err error) {
 	if req.Cost > p.fits { // a take is denied, CostTooHigh: it charges nothing
 		return false, l.takeFromStore(ctx, id, req.Cost, p, res)
 	}
-	if l.denied != nil && l.denied.holds(denyKey{identity: id, tier: p.name}, req.Cost, l.now, res) {
+	if l.denied != nil && l.denied.holds(denyKey{identity: id, plan: p}, req.Cost, l.now, res) {
 		return false, nil
 	}
 	if err := l.takeFromStore(ctx, id, 0, p, res); err != nil {
@@ -71,7 +80,7 @@ func (l *Limiter) checkTake(ctx context.Context, req Request, p *plan, res *Resu
 		return false, nil
 	}
 	*res = Result{}
-	if err := l.takeCached(ctx, &req, p, res); err != nil {
+	if err := l.takeCached(ctx, &req, id, p, res); err != nil {
 		return false, err
 	}
 	return res.Allowed && (!res.Degraded || res.Fallback), nil
@@ -101,8 +110,16 @@ func (l *Limiter) Charge(ctx context.Context, req Request) (res Result, err erro
 	if req.Cost < 0 {
 		return Result{}, ErrInvalidCost
 	}
-	p, _ := l.plan(ctx, l.tierSet.Load(), &req)
-	if err := l.takeCached(ctx, &req, p, &res); err != nil {
+	ts := l.tierSet.Load()
+	p, _ := l.plan(ctx, ts, &req)
+	id := SafeIdentity(req.Identity)
+	if cs := l.controlSnapshot(ctx); cs != nil && len(cs.clients) != 0 {
+		var answered bool
+		if p, answered = l.applyControls(cs, ts, id, p, &res); answered {
+			return res, nil // exempt or blocked since the check: nothing to charge
+		}
+	}
+	if err := l.takeCached(ctx, &req, id, p, &res); err != nil {
 		return Result{}, err
 	}
 	return res, nil
