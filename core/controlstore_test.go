@@ -23,8 +23,12 @@ type controlProbe struct {
 	core.Store
 	cs core.ControlStore
 
+	// blocking states that takes wait on I/O, as Redis's do: reads of
+	// controls then run in the background. realClock states no clock:
+	// the limiter then reads time.Now, and a timer marks reads due.
+	blocking, realClock bool
+
 	fail  atomic.Bool  // Controls fails as an unavailable store does
-	full  atomic.Bool  // Controls answers in full, as after the log was trimmed
 	reads atomic.Int64 // calls of Controls
 	gate  atomic.Pointer[chan struct{}]
 }
@@ -45,7 +49,14 @@ func (p *controlProbe) hold() (release func()) {
 	return func() { p.gate.Store(nil); close(g) }
 }
 
-func (p *controlProbe) Capabilities() core.Capabilities { return core.CapabilitiesOf(p.Store) }
+func (p *controlProbe) Capabilities() core.Capabilities {
+	caps := core.CapabilitiesOf(p.Store)
+	caps.NonBlocking = caps.NonBlocking && !p.blocking
+	if p.realClock {
+		caps.Clock = nil
+	}
+	return caps
+}
 
 func (p *controlProbe) Controls(ctx context.Context, space string, since uint64) (core.ControlChanges, error) {
 	p.reads.Add(1)
@@ -58,9 +69,6 @@ func (p *controlProbe) Controls(ctx context.Context, space string, since uint64)
 	}
 	if p.fail.Load() {
 		return core.ControlChanges{}, core.ErrStoreUnavailable
-	}
-	if p.full.Load() {
-		since = 0
 	}
 	return p.cs.Controls(ctx, space, since)
 }

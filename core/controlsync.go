@@ -162,7 +162,11 @@ func (c *Controls) read(ctx context.Context) error {
 	next.due = c.poll
 	c.store1(next)
 	if c.onRead != nil {
-		c.onRead(changed, ch.Full, next)
+		// A read from generation 0 is full (ControlStore.Controls): a
+		// space never written to is read in full every time, with
+		// nothing changed, and the first change of a space reaches
+		// every node as a full read.
+		c.onRead(changed, ch.Full && (ch.Gen != cur.gen || cur.read.IsZero()), next)
 	}
 	return nil
 }
