@@ -63,7 +63,7 @@ func BenchmarkLimiterAllowControls(b *testing.B) {
 	}
 }
 
-func benchControlLimiter(b *testing.B, keeps bool, limits ...core.Limit) *core.Limiter {
+func benchControlLimiter(b testing.TB, keeps bool, limits ...core.Limit) *core.Limiter {
 	b.Helper()
 	logtest.CaptureDefault(b, slog.LevelWarn) // not the log of every control set
 	mem, err := memstore.New()
