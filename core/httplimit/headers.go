@@ -165,11 +165,12 @@ func (f tierFields) of(name string) *headerFields {
 
 // set sets the rate-limit fields of res in h, as [SetHeaders] does, with
 // its tier's parts formatted already. A Result of the fallback store
-// ([core.FailLocal]: its limits are shares of the tier's) is formatted in
-// full.
+// ([core.FailLocal]: its limits are shares of the tier's) or of a client
+// with an override ([core.Result].Overridden: limits of its own) is
+// formatted in full.
 func (f tierFields) set(h http.Header, res *core.Result, formats HeaderFormat, now time.Time) {
 	hf := f.of(res.Tier)
-	if res.Fallback || hf == nil || len(hf.starts) != res.Len() {
+	if res.Fallback || res.Overridden || hf == nil || len(hf.starts) != res.Len() {
 		hf = nil
 	}
 	setHeaders(h, res, hf, formats, now)
@@ -230,7 +231,7 @@ func retryAfter(res *core.Result, b core.Decision) (int64, bool) {
 // Retry-After, as the draft asks); otherwise the time until the limit is
 // back to its full quota.
 func resetDelay(d core.Decision) time.Duration {
-	if !d.Allowed && d.Reason == core.Exhausted {
+	if waitCures(d) {
 		return max(time.Second, d.RetryAfter)
 	}
 	return d.ResetAfter
@@ -252,7 +253,7 @@ func resetDelay(d core.Decision) time.Duration {
 // estimate its denials give as RetryAfter, at most [core.ConcurrencyRetryAfter]
 // (0 when nothing is in flight: the quota is full).
 func moreQuotaDelay(d core.Decision) time.Duration {
-	if !d.Allowed && d.Reason == core.Exhausted {
+	if waitCures(d) {
 		return max(time.Second, d.RetryAfter)
 	}
 	if d.Limit.Algorithm == core.Concurrency {
@@ -266,6 +267,12 @@ func moreQuotaDelay(d core.Decision) time.Duration {
 	// result, at most ResetAfter (≤ 366 days, see Limit.Validate), does not.
 	later := time.Duration(float64(missing) * float64(d.Limit.Period) / float64(d.Limit.Rate))
 	return max(0, d.ResetAfter-later)
+}
+
+// waitCures reports whether d denies until its RetryAfter, which the
+// reset fields then report: an exhausted quota, a block, a lockout.
+func waitCures(d core.Decision) bool {
+	return !d.Allowed && (d.Reason == core.Exhausted || d.Reason == core.Blocked || d.Reason == core.LockedOut)
 }
 
 // ceilSeconds returns d in whole seconds, rounded up; never negative.
