@@ -339,3 +339,43 @@ func TestOperatorFromContext(t *testing.T) {
 	assert.Equal(t, "", core.Operator(context.Background()))
 	assert.Equal(t, "alice", core.Operator(core.WithOperator(context.Background(), "alice")))
 }
+
+// Charging by outcome applies the controls too: an exempt client is
+// checked admitted with nothing to charge after the work, a blocked one
+// denied, an overridden one checked and charged against its own limits.
+func TestCheckAndChargeApplyControls(t *testing.T) {
+	ctx := context.Background()
+	hour := func(n int64) core.Limit { return core.PerHour(n).WithName("h").WithAlgorithm(core.FixedWindow) }
+	c := newControlled(t, core.WithLimits(hour(1)))
+	require.NoError(t, c.Exempt(ctx, "probe", 0, ""))
+	require.NoError(t, c.Block(ctx, "mallory", time.Hour, ""))
+	require.NoError(t, c.SetOverride(ctx, "acme", core.Override{Limits: []core.Limit{hour(3)}}))
+	before := c.takes.Load()
+
+	res, charge, err := c.Check(ctx, core.Request{Identity: "probe", Cost: 1})
+	require.NoError(t, err)
+	assert.True(t, res.Allowed && res.Exempt)
+	assert.Zero(t, charge.Cost, "nothing to charge after the work")
+	res, charge, err = c.Check(ctx, core.Request{Identity: "mallory", Cost: 1})
+	require.NoError(t, err)
+	assert.Equal(t, core.Blocked, res.Binding().Reason)
+	assert.Zero(t, charge.Cost)
+	assert.Equal(t, before, c.takes.Load(), "no store call for either")
+
+	for i := range 3 {
+		res, charge, err = c.Check(ctx, core.Request{Identity: "acme", Cost: 1})
+		require.NoError(t, err)
+		require.True(t, res.Allowed && res.Overridden, "check %d", i+1)
+		charged, err := c.Charge(ctx, charge)
+		require.NoError(t, err)
+		require.True(t, charged.Allowed && charged.Overridden, "charge %d against the override", i+1)
+	}
+	res, _, err = c.Check(ctx, core.Request{Identity: "acme", Cost: 1})
+	require.NoError(t, err)
+	assert.False(t, res.Allowed, "the override's 3 are spent")
+
+	require.NoError(t, c.Exempt(ctx, "acme", 0, "")) // between a check and its charge
+	charged, err := c.Charge(ctx, core.Request{Identity: "acme", Cost: 1, Tier: "default"})
+	require.NoError(t, err)
+	assert.True(t, charged.Exempt, "exempt since the check: not charged")
+}

@@ -26,8 +26,10 @@ import (
 // which then denies (and fills the deny cache) as for any request, or,
 // when the quota refilled since the peek, admits and charges: charge's
 // Cost is then 0. A check takes no lease: a tier with a [Concurrency]
-// limit cannot be charged by outcome. Observers see the check as the
-// request's decision. The errors are [Limiter.Take]'s.
+// limit cannot be charged by outcome. An exempt client is admitted with
+// nothing to charge; a blocked one is denied ([Limiter.Block]). Observers
+// see the check as the request's decision. The errors are
+// [Limiter.Take]'s.
 func (l *Limiter) Check(ctx context.Context, req Request) (res Result, charge Request, err error) {
 	charged, err := l.check(ctx, req, &res)
 	if err != nil || charged || !res.Allowed {
@@ -100,8 +102,9 @@ func fits(res *Result, cost int64) bool {
 // it was checked for: the "charge after" half of charging by outcome. It
 // is a take like [Limiter.Take], deny cache included (a denial charges
 // nothing and fills the cache), that no observer sees: the check was the
-// request's decision. A Cost of 0 charges nothing and asks no store. The
-// caller decides what to do with a failure: the work is done, so an HTTP
+// request's decision. A Cost of 0 charges nothing and asks no store; nor
+// does the charge of a client exempt or blocked since the check, which
+// returns the Result its controls give. The caller decides what to do with a failure: the work is done, so an HTTP
 // front end logs it and answers nothing.
 func (l *Limiter) Charge(ctx context.Context, req Request) (res Result, err error) {
 	if req.Cost == 0 {
@@ -113,15 +116,17 @@ func (l *Limiter) Charge(ctx context.Context, req Request) (res Result, err erro
 	ts := l.tierSet.Load()
 	p, _ := l.plan(ctx, ts, &req)
 	id := SafeIdentity(req.Identity)
+	q, answered := p, false
 	if cs := l.controlSnapshot(ctx); cs != nil && len(cs.clients) != 0 {
-		var answered bool
-		if p, answered = l.applyControls(cs, ts, id, p, &res); answered {
-			return res, nil // exempt or blocked since the check: nothing to charge
-		}
+		q, answered = l.applyControls(cs, ts, id, p, &res)
 	}
-	if err := l.takeCached(ctx, &req, id, p, &res); err != nil {
+	if answered {
+		return res, nil // exempt or blocked since the check: nothing to charge
+	}
+	if err := l.takeCached(ctx, &req, id, q, &res); err != nil {
 		return Result{}, err
 	}
+	res.Overridden = q != p
 	return res, nil
 }
 

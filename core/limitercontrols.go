@@ -277,10 +277,15 @@ func (l *Limiter) Block(ctx context.Context, identity string, d time.Duration, r
 	if err != nil {
 		return err
 	}
-	if err := c.Block(ctx, SafeIdentity(identity), d, reason); err != nil {
+	id := SafeIdentity(identity)
+	if err := c.Block(ctx, id, d, reason); err != nil {
 		return err
 	}
-	l.tell(ctx, ControlEvent{Kind: ControlBlocked, Identity: identity, Until: c.storeNow().Add(d), Reason: reason, By: Operator(ctx)})
+	ev := ControlEvent{Kind: ControlBlocked, Identity: identity, Reason: reason, By: Operator(ctx)}
+	if b := c.snap.Load().record(id, time.Time{}).Block; b != nil {
+		ev.Until = b.Until
+	}
+	l.tell(ctx, ev)
 	return nil
 }
 
@@ -313,12 +318,13 @@ func (l *Limiter) Exempt(ctx context.Context, identity string, d time.Duration, 
 	if err != nil {
 		return err
 	}
-	if err := c.Exempt(ctx, SafeIdentity(identity), d, reason); err != nil {
+	id := SafeIdentity(identity)
+	if err := c.Exempt(ctx, id, d, reason); err != nil {
 		return err
 	}
 	ev := ControlEvent{Kind: ControlExempted, Identity: identity, Reason: reason, By: Operator(ctx)}
-	if d > 0 {
-		ev.Until = c.storeNow().Add(d)
+	if e := c.snap.Load().record(id, time.Time{}).Exempt; e != nil {
+		ev.Until = e.Until
 	}
 	l.tell(ctx, ev)
 	return nil
