@@ -379,3 +379,22 @@ func TestCheckAndChargeApplyControls(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, charged.Exempt, "exempt since the check: not charged")
 }
+
+// A denial cached under an override answers only while the override
+// applies: when it ends, the client's requests go to the store under its
+// tier's limits, without waiting for the cached Retry-After.
+func TestOverrideEndReleasesItsCachedDenial(t *testing.T) {
+	ctx := context.Background()
+	hour := func(n int64) core.Limit { return core.PerHour(n).WithName("h").WithAlgorithm(core.FixedWindow) }
+	c := newControlled(t, core.WithLimits(hour(100)))
+	require.NoError(t, c.SetOverride(ctx, "trial", core.Override{Limits: []core.Limit{hour(1)}, Until: c.clock.Now().Add(time.Minute)}))
+	c.allow(t, "trial")
+	denied := c.allow(t, "trial")
+	require.False(t, denied.Allowed)
+	require.Greater(t, denied.Binding().RetryAfter, 30*time.Minute, "a denial cached for most of an hour")
+
+	c.clock.Advance(time.Minute)
+	res := c.allow(t, "trial")
+	assert.True(t, res.Allowed, "the override ended: the tier's 100 an hour")
+	assert.False(t, res.Overridden)
+}

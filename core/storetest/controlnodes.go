@@ -67,6 +67,12 @@ func newTwoNodes(t *testing.T, newStores func(t *testing.T, now func() time.Time
 	require.NoError(t, err)
 	b, err := core.NewLimiter(stores[1], opts...)
 	require.NoError(t, err)
+	// A first change, read by both: a node reads a space at generation 0
+	// in full, dropping every cached denial, which would hide whether the
+	// changes of the cases reach B's deny cache one client at a time.
+	require.NoError(t, a.Unexempt(context.Background(), "first-change"))
+	require.NoError(t, a.SyncControls(context.Background()))
+	require.NoError(t, b.SyncControls(context.Background()))
 	return twoNodes{clock: clock, a: a, b: b}
 }
 
