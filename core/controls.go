@@ -304,7 +304,7 @@ func (r ControlRecord) live(now time.Time) ControlRecord {
 	if r.Override != nil && ended(r.Override.Until, now) {
 		r.Override = nil
 	}
-	if r.Block != nil && ended(r.Block.Until, now) {
+	if r.Block != nil && !now.Before(r.Block.Until) { // a block always ends
 		r.Block = nil
 	}
 	if r.Exempt != nil && ended(r.Exempt.Until, now) {

@@ -54,7 +54,7 @@ func (l *Limiter) applyControls(s *controlSnap, ts *tierSet, id string, p *plan,
 	now := l.now().Add(s.skew)
 	r := &cc.rec
 	switch {
-	case r.Block != nil && !ended(r.Block.Until, now):
+	case r.Block != nil && now.Before(r.Block.Until):
 		res.setAll(p.limits, verdict{reason: Blocked, retryAfter: r.Block.Until.Sub(now), resetAfter: r.Block.Until.Sub(now)})
 		return p, true
 	case r.Exempt != nil && !ended(r.Exempt.Until, now):
