@@ -398,3 +398,50 @@ func TestOverrideEndReleasesItsCachedDenial(t *testing.T) {
 	assert.True(t, res.Allowed, "the override ended: the tier's 100 an hour")
 	assert.False(t, res.Overridden)
 }
+
+// lateAnswer holds the store's answer to a take of "x" until released:
+// the reply of a take in flight while the node reads a change.
+type lateAnswer struct {
+	*controlProbe
+	answered chan struct{} // closed when the store has answered
+	release  chan struct{}
+}
+
+func (s *lateAnswer) Take(ctx context.Context, dst []core.Decision, keys []string, limits []core.Limit, cost int64) ([]core.Decision, error) {
+	ds, err := s.controlProbe.Take(ctx, dst, keys, limits, cost)
+	if strings.Contains(keys[0], "{x}") && s.answered != nil {
+		close(s.answered)
+		<-s.release
+	}
+	return ds, err
+}
+
+// A denial the store gave before a reset, whose answer arrives after the
+// node read the reset, is not cached: it would deny the reset client until
+// its Retry-After.
+func TestDenialInFlightDuringAResetIsNotCached(t *testing.T) {
+	logtest.CaptureDefault(t, slog.LevelInfo)
+	ctx := context.Background()
+	clock := storetest.NewClock()
+	store := &lateAnswer{controlProbe: newControlProbe(newControlStore(t, clock.Now))}
+	l, err := core.NewLimiter(store, core.WithLimits(core.PerHour(1).WithName("h")))
+	require.NoError(t, err)
+	require.NoError(t, l.Unexempt(ctx, "first-change")) // past generation 0, whose reads are full
+	_, err = l.Allow(ctx, "x")
+	require.NoError(t, err)
+
+	store.answered, store.release = make(chan struct{}), make(chan struct{})
+	denied := make(chan core.Result)
+	go func() {
+		res, _ := l.Allow(ctx, "x")
+		denied <- res
+	}()
+	<-store.answered // the store denied; the answer is on its way
+	_, err = l.Reset(ctx, "x")
+	require.NoError(t, err)
+	close(store.release)
+	require.False(t, (<-denied).Allowed)
+
+	store.answered = nil
+	assert.True(t, allow(t, l, "x").Allowed, "the reset applies: no denial of before it was cached")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,7 @@ type controlSnap struct {
 type clientControl struct {
 	rec     ControlRecord
 	expires time.Time
+	timed   bool // a part of rec ends: a take reads the clock
 	plan    atomic.Pointer[overridePlan]
 }
 
@@ -51,15 +53,12 @@ func (f *controlRead) wait(ctx context.Context) error {
 	}
 }
 
-// current returns the snapshot a take applies: the one in force, read
-// again first when a read is due and the take must wait for it.
-func (c *Controls) current(ctx context.Context) *controlSnap {
-	s := c.snap.Load()
-	if s.due {
-		c.due(ctx, s)
-		s = c.snap.Load()
-	}
-	return s
+// refresh returns the snapshot a take applies when the one in force is
+// due ([Limiter.controlSnapshot]): read again first when the take must
+// wait for a read.
+func (c *Controls) refresh(ctx context.Context) *controlSnap {
+	c.due(ctx, c.snap.Load())
+	return c.snap.Load()
 }
 
 // due starts a read when s is ControlSyncEvery old, unless one runs or
@@ -239,5 +238,6 @@ func decodeControl(ctx context.Context, e ControlEntry, log *logsample.Sampler) 
 			slog.String("client", HashIdentity(e.ID)), slog.String("error", logsample.ErrorText(err)))
 		return nil
 	}
+	cc.timed = cc.rec.Block != nil || slices.ContainsFunc(cc.rec.untils(), func(t time.Time) bool { return !t.IsZero() })
 	return cc
 }

@@ -51,13 +51,14 @@ func (l *Limiter) check(ctx context.Context, req Request, res *Result) (charged 
 	ts := l.tierSet.Load()
 	p, tierErr := l.plan(ctx, ts, &req)
 	id := SafeIdentity(req.Identity)
+	cs := l.controlSnapshot(ctx)
 	q, answered := p, false
-	if cs := l.controlSnapshot(ctx); cs != nil && len(cs.clients) != 0 {
+	if cs != nil && len(cs.clients) != 0 {
 		q, answered = l.applyControls(cs, ts, id, p, res)
 	}
 	if answered {
 		charged = true // an exempt client is charged nothing, now or after the work
-	} else if charged, err = l.checkTake(ctx, req, id, q, res); err != nil {
+	} else if charged, err = l.checkTake(ctx, req, id, q, cs, res); err != nil {
 		*res = Result{}
 		return false, err
 	}
@@ -67,8 +68,8 @@ func (l *Limiter) check(ctx context.Context, req Request, res *Result) (charged 
 }
 
 // checkTake is the store side of [Limiter.check], for the client id
-// (safe) under plan p.
-func (l *Limiter) checkTake(ctx context.Context, req Request, id string, p *plan, res *Result) (charged bool, err error) {
+// (safe) under plan p, with the controls seen.
+func (l *Limiter) checkTake(ctx context.Context, req Request, id string, p *plan, seen *controlSnap, res *Result) (charged bool, err error) {
 	if req.Cost > p.fits { // a take is denied, CostTooHigh: it charges nothing
 		return false, l.takeFromStore(ctx, id, req.Cost, p, res)
 	}
@@ -82,7 +83,7 @@ func (l *Limiter) checkTake(ctx context.Context, req Request, id string, p *plan
 		return false, nil
 	}
 	*res = Result{}
-	if err := l.takeCached(ctx, &req, id, p, res); err != nil {
+	if err := l.takeCached(ctx, &req, id, p, seen, res); err != nil {
 		return false, err
 	}
 	return res.Allowed && (!res.Degraded || res.Fallback), nil
@@ -116,14 +117,15 @@ func (l *Limiter) Charge(ctx context.Context, req Request) (res Result, err erro
 	ts := l.tierSet.Load()
 	p, _ := l.plan(ctx, ts, &req)
 	id := SafeIdentity(req.Identity)
+	cs := l.controlSnapshot(ctx)
 	q, answered := p, false
-	if cs := l.controlSnapshot(ctx); cs != nil && len(cs.clients) != 0 {
+	if cs != nil && len(cs.clients) != 0 {
 		q, answered = l.applyControls(cs, ts, id, p, &res)
 	}
 	if answered {
 		return res, nil // exempt or blocked since the check: nothing to charge
 	}
-	if err := l.takeCached(ctx, &req, id, q, &res); err != nil {
+	if err := l.takeCached(ctx, &req, id, q, cs, &res); err != nil {
 		return Result{}, err
 	}
 	res.Overridden = q != p

@@ -351,12 +351,18 @@ func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error
 		p, tierErr = l.plan(ctx, ts, req)
 	}
 	id := SafeIdentity(req.Identity)
+	var cs *controlSnap // l.controlSnapshot, in line
+	if c := l.ctl; c != nil {
+		if cs = c.snap.Load(); cs.due {
+			cs = c.refresh(ctx)
+		}
+	}
 	q, answered := p, false
-	if cs := l.controlSnapshot(ctx); cs != nil && len(cs.clients) != 0 {
+	if cs != nil && len(cs.clients) != 0 {
 		q, answered = l.applyControls(cs, ts, id, p, res)
 	}
 	if !answered {
-		if err := l.takeCached(ctx, req, id, q, res); err != nil {
+		if err := l.takeCached(ctx, req, id, q, cs, res); err != nil {
 			*res = Result{} // whatever a step left there is no decision
 			return err
 		}
@@ -433,11 +439,12 @@ func callerGone(err error) error {
 }
 
 // takeCached decides req, of the client id (its safe identity), with the
-// deny cache, the breaker and the store, into res. The deny cache is keyed by the safe identity, as store keys are, so
+// deny cache, the breaker and the store, into res; seen is the snapshot
+// of the controls the take applied (nil without controls). The deny cache is keyed by the safe identity, as store keys are, so
 // it holds at most [MaxIdentityLen] bytes of any identity. A cost no limit
 // can ever admit bypasses it: the store answers [CostTooHigh], which
 // waiting cannot change.
-func (l *Limiter) takeCached(ctx context.Context, req *Request, id string, p *plan, res *Result) error {
+func (l *Limiter) takeCached(ctx context.Context, req *Request, id string, p *plan, seen *controlSnap, res *Result) error {
 	if l.denied == nil || req.Cost == 0 || req.Cost > p.fits {
 		err := l.takeFromStore(ctx, id, req.Cost, p, res)
 		if err == nil && !res.Allowed && l.ctlObserved && req.Cost > 0 {
@@ -463,11 +470,16 @@ func (l *Limiter) takeCached(ctx context.Context, req *Request, id string, p *pl
 		if l.ctlObserved {
 			l.lockedOut(ctx, req, p, res)
 		}
-		var lookup [sha256.Size]byte
-		if req.Tier == "" && l.tiers != nil {
-			lookup = tierKeyHash(lookupKey(req))
+		if l.ctl == nil || l.ctl.snap.Load() == seen {
+			// Else the node read the controls while the store answered:
+			// a reset it read may postdate this denial, whose caching would
+			// outlast the reset.
+			var lookup [sha256.Size]byte
+			if req.Tier == "" && l.tiers != nil {
+				lookup = tierKeyHash(lookupKey(req))
+			}
+			l.denied.put(id, p, lookup, req.Cost, res, l.now())
 		}
-		l.denied.put(id, p, lookup, req.Cost, res, l.now())
 	}
 	if probe != nil {
 		l.denied.release(dk, probe, err == nil && !res.Degraded && res.Allowed && res.binding().Remaining == 0)

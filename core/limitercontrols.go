@@ -34,11 +34,15 @@ func (l *Limiter) newControls(prefix string, caps Capabilities) *Controls {
 // controlSnapshot returns the controls a take applies, nil when the store
 // keeps none. It reads the changes first when a read is due and the take
 // must wait for it ([Controls.due]).
+// [Limiter.takeInto] has it written in line: one atomic load.
 func (l *Limiter) controlSnapshot(ctx context.Context) *controlSnap {
 	if l.ctl == nil {
 		return nil
 	}
-	return l.ctl.current(ctx)
+	if s := l.ctl.snap.Load(); !s.due {
+		return s
+	}
+	return l.ctl.refresh(ctx)
 }
 
 // applyControls applies the controls of the client id (safe) to a take
@@ -51,7 +55,10 @@ func (l *Limiter) applyControls(s *controlSnap, ts *tierSet, id string, p *plan,
 	if cc == nil {
 		return p, false
 	}
-	now := l.now().Add(s.skew)
+	var now time.Time // read only when a part ends: an override for good costs no clock read
+	if cc.timed {
+		now = l.now().Add(s.skew)
+	}
 	r := &cc.rec
 	switch {
 	case r.Block != nil && now.Before(r.Block.Until):
