@@ -37,9 +37,12 @@ type denyCache struct {
 	entries map[string]*denyEntry // by safe identity
 }
 
-// A denyKey is a client (its safe identity) and the tier of its request:
-// its plan, which [Limiter.SetTiers] replaces, so that a denial of the old
-// tiers cached while they were replaced answers no request of the new.
+// A denyKey is a client (its safe identity) and the plan of its request:
+// its tier, or the plan its override makes of it. A denial answers a
+// request of the same plan only: [Limiter.SetTiers] replaces the plans, so
+// a denial of the old tiers cached while they were replaced answers no
+// request of the new, and one cached before an override ran out does not
+// answer the requests after it.
 type denyKey struct {
 	identity string
 	plan     *plan

@@ -26,8 +26,10 @@ import (
 // which then denies (and fills the deny cache) as for any request, or,
 // when the quota refilled since the peek, admits and charges: charge's
 // Cost is then 0. A check takes no lease: a tier with a [Concurrency]
-// limit cannot be charged by outcome. Observers see the check as the
-// request's decision. The errors are [Limiter.Take]'s.
+// limit cannot be charged by outcome. An exempt client is admitted with
+// nothing to charge; a blocked one is denied ([Limiter.Block]). Observers
+// see the check as the request's decision. The errors are
+// [Limiter.Take]'s.
 func (l *Limiter) Check(ctx context.Context, req Request) (res Result, charge Request, err error) {
 	charged, err := l.check(ctx, req, &res)
 	if err != nil || charged || !res.Allowed {
@@ -46,18 +48,28 @@ func (l *Limiter) check(ctx context.Context, req Request, res *Result) (charged 
 	if err := ctx.Err(); err != nil {
 		return false, callerGone(err)
 	}
-	p, tierErr := l.plan(ctx, l.tierSet.Load(), &req)
-	if charged, err = l.checkTake(ctx, req, p, res); err != nil {
+	ts := l.tierSet.Load()
+	p, tierErr := l.plan(ctx, ts, &req)
+	id := SafeIdentity(req.Identity)
+	cs := l.controlSnapshot(ctx)
+	q, answered := p, false
+	if cs != nil && len(cs.clients) != 0 {
+		q, answered = l.applyControls(cs, ts, id, p, res)
+	}
+	if answered {
+		charged = true // an exempt client is charged nothing, now or after the work
+	} else if charged, err = l.checkTake(ctx, req, id, q, cs, res); err != nil {
 		*res = Result{}
 		return false, err
 	}
-	l.decided(ctx, &req, p, tierErr, res)
+	res.Overridden = q != p
+	l.decided(ctx, &req, q, tierErr, res)
 	return charged, nil
 }
 
-// checkTake is the store side of [Limiter.check], under plan p.
-func (l *Limiter) checkTake(ctx context.Context, req Request, p *plan, res *Result) (charged bool, err error) {
-	id := SafeIdentity(req.Identity)
+// checkTake is the store side of [Limiter.check], for the client id
+// (safe) under plan p, with the controls seen.
+func (l *Limiter) checkTake(ctx context.Context, req Request, id string, p *plan, seen *controlSnap, res *Result) (charged bool, err error) {
 	if req.Cost > p.fits { // a take is denied, CostTooHigh: it charges nothing
 		return false, l.takeFromStore(ctx, id, req.Cost, p, res)
 	}
@@ -71,7 +83,7 @@ func (l *Limiter) checkTake(ctx context.Context, req Request, p *plan, res *Resu
 		return false, nil
 	}
 	*res = Result{}
-	if err := l.takeCached(ctx, &req, p, res); err != nil {
+	if err := l.takeCached(ctx, &req, id, p, seen, res); err != nil {
 		return false, err
 	}
 	return res.Allowed && (!res.Degraded || res.Fallback), nil
@@ -91,8 +103,9 @@ func fits(res *Result, cost int64) bool {
 // it was checked for: the "charge after" half of charging by outcome. It
 // is a take like [Limiter.Take], deny cache included (a denial charges
 // nothing and fills the cache), that no observer sees: the check was the
-// request's decision. A Cost of 0 charges nothing and asks no store. The
-// caller decides what to do with a failure: the work is done, so an HTTP
+// request's decision. A Cost of 0 charges nothing and asks no store; nor
+// does the charge of a client exempt or blocked since the check, which
+// returns the Result its controls give. The caller decides what to do with a failure: the work is done, so an HTTP
 // front end logs it and answers nothing.
 func (l *Limiter) Charge(ctx context.Context, req Request) (res Result, err error) {
 	if req.Cost == 0 {
@@ -101,10 +114,21 @@ func (l *Limiter) Charge(ctx context.Context, req Request) (res Result, err erro
 	if req.Cost < 0 {
 		return Result{}, ErrInvalidCost
 	}
-	p, _ := l.plan(ctx, l.tierSet.Load(), &req)
-	if err := l.takeCached(ctx, &req, p, &res); err != nil {
+	ts := l.tierSet.Load()
+	p, _ := l.plan(ctx, ts, &req)
+	id := SafeIdentity(req.Identity)
+	cs := l.controlSnapshot(ctx)
+	q, answered := p, false
+	if cs != nil && len(cs.clients) != 0 {
+		q, answered = l.applyControls(cs, ts, id, p, &res)
+	}
+	if answered {
+		return res, nil // exempt or blocked since the check: nothing to charge
+	}
+	if err := l.takeCached(ctx, &req, id, q, cs, &res); err != nil {
 		return Result{}, err
 	}
+	res.Overridden = q != p
 	return res, nil
 }
 

@@ -51,8 +51,15 @@ var (
 // [Result.Lease] back with [Limiter.Release] (and extend it with
 // [Limiter.Renew] for a request longer than the lease TTL).
 //
-// A Limiter is safe for concurrent use and needs no Close: it starts no
-// goroutine. Make one with [NewLimiter].
+// Over a [ControlStore], a Limiter also applies the controls operators set
+// on single clients: overrides of their limits, blocks, exemptions
+// ([Limiter.SetOverride], [Limiter.Block], [Limiter.Exempt], [Limiter.Reset]).
+//
+// A Limiter is safe for concurrent use and needs no Close: nothing it
+// starts outlives its use. (Over a ControlStore, the take that finds the
+// controls a second old reads them in a goroutine that ends within the
+// limiter's timeout, and a timer marks the next read due.) Make one with
+// [NewLimiter].
 type Limiter struct {
 	store     Store
 	head      string                  // keylayout.Head of the prefix
@@ -73,6 +80,10 @@ type Limiter struct {
 	keyIdent  bool                    // a TierKey the resolver knows is the Identity (WithTierKeyIdentity)
 	pending   pendingReleases
 	renewLog  *logsample.Sampler // failed renewals no RenewObserver hears
+
+	ctl         *Controls // the controls of the limiter's space; nil when the store keeps none
+	ctlObserved bool      // an observer is a ControlObserver
+	active      [2]int    // the overrides and blocks in force last reported (under ctl.mu)
 
 	waitTimer  timerFunc                         // the sleeps of WaitTake; nil: time.NewTimer
 	waitJitter func(time.Duration) time.Duration // nil: uniform in [0, max]
@@ -153,6 +164,11 @@ func NewLimiter(store Store, opts ...Option) (*Limiter, error) {
 	}
 	if c.denyCache > 0 {
 		l.denied = newDenyCache(c.denyCache)
+	}
+	l.ctl = l.newControls(c.prefix, caps)
+	for _, o := range l.observers {
+		_, ok := o.(ControlObserver)
+		l.ctlObserved = l.ctlObserved || ok
 	}
 	return l, nil
 }
@@ -339,11 +355,25 @@ func (l *Limiter) takeInto(ctx context.Context, req *Request, res *Result) error
 	} else if req.Tier != "" { // else the default tier, without a call
 		p, tierErr = l.plan(ctx, ts, req)
 	}
-	if err := l.takeCached(ctx, req, p, res); err != nil {
-		*res = Result{} // whatever a step left there is no decision
-		return err
+	id := SafeIdentity(req.Identity)
+	var cs *controlSnap // l.controlSnapshot, in line
+	if c := l.ctl; c != nil {
+		if cs = c.snap.Load(); cs.due {
+			cs = c.refresh(ctx)
+		}
 	}
-	l.decided(ctx, req, p, tierErr, res)
+	q, answered := p, false
+	if cs != nil && len(cs.clients) != 0 {
+		q, answered = l.applyControls(cs, ts, id, p, res)
+	}
+	if !answered {
+		if err := l.takeCached(ctx, req, id, q, cs, res); err != nil {
+			*res = Result{} // whatever a step left there is no decision
+			return err
+		}
+		res.Overridden = q != p
+	}
+	l.decided(ctx, req, q, tierErr, res)
 	return nil
 }
 
@@ -413,15 +443,19 @@ func callerGone(err error) error {
 	return errwrap.Wrap("ratelimit: ", "caller gone", err)
 }
 
-// takeCached decides req with the deny cache, the breaker and the store, into
-// res. The deny cache is keyed by the safe identity, as store keys are, so
+// takeCached decides req, of the client id (its safe identity), with the
+// deny cache, the breaker and the store, into res; seen is the snapshot
+// of the controls the take applied (nil without controls). The deny cache is keyed by the safe identity, as store keys are, so
 // it holds at most [MaxIdentityLen] bytes of any identity. A cost no limit
 // can ever admit bypasses it: the store answers [CostTooHigh], which
 // waiting cannot change.
-func (l *Limiter) takeCached(ctx context.Context, req *Request, p *plan, res *Result) error {
-	id := SafeIdentity(req.Identity)
+func (l *Limiter) takeCached(ctx context.Context, req *Request, id string, p *plan, seen *controlSnap, res *Result) error {
 	if l.denied == nil || req.Cost == 0 || req.Cost > p.fits {
-		return l.takeFromStore(ctx, id, req.Cost, p, res)
+		err := l.takeFromStore(ctx, id, req.Cost, p, res)
+		if err == nil && !res.Allowed && l.ctlObserved && req.Cost > 0 {
+			l.lockedOut(ctx, req, p, res)
+		}
+		return err
 	}
 	dk := denyKey{identity: id, plan: p}
 	var hit bool
@@ -438,11 +472,19 @@ func (l *Limiter) takeCached(ctx context.Context, req *Request, p *plan, res *Re
 	}
 	err = l.takeFromStore(ctx, id, req.Cost, p, res)
 	if err == nil && !res.Allowed && !res.Degraded {
-		var lookup [sha256.Size]byte
-		if req.Tier == "" && l.tiers != nil {
-			lookup = tierKeyHash(lookupKey(req))
+		if l.ctlObserved {
+			l.lockedOut(ctx, req, p, res)
 		}
-		l.denied.put(id, p, lookup, req.Cost, res, l.now())
+		if l.ctl == nil || l.ctl.snap.Load() == seen {
+			// Else the node read the controls while the store answered:
+			// a reset it read may postdate this denial, whose caching would
+			// outlast the reset.
+			var lookup [sha256.Size]byte
+			if req.Tier == "" && l.tiers != nil {
+				lookup = tierKeyHash(lookupKey(req))
+			}
+			l.denied.put(id, p, lookup, req.Cost, res, l.now())
+		}
 	}
 	if probe != nil {
 		l.denied.release(dk, probe, err == nil && !res.Degraded && res.Allowed && res.binding().Remaining == 0)

@@ -32,17 +32,23 @@ type Observer interface {
 // ("suppressed" attribute). Identities are logged as a short SHA-256
 // ("client" attribute), never in clear, so logs hold no IPs or API keys.
 //
+// It also logs the controls ([ControlObserver]): overrides, blocks,
+// exemptions and resets an operator made, and policy reloads, each line
+// with who and why, unsampled (they are rare, and audited); and lockouts,
+// sampled like violations. A limiter without observers logs these too.
+//
 // A SlogObserver is safe for concurrent use. The zero value is not usable;
 // make one with [NewSlogObserver].
 type SlogObserver struct {
 	log        *logsample.Sampler
-	violations bool // false: store failures and breaker changes only
+	logTo      *slog.Logger // the unsampled log of control events; nil: slog's default
+	violations bool         // false: store failures and breaker changes only
 }
 
 // NewSlogObserver returns an observer logging to logger with the default
 // sampling (10 lines at once, then 10 per second).
 func NewSlogObserver(logger *slog.Logger) *SlogObserver {
-	return &SlogObserver{log: logsample.New(logger), violations: true}
+	return &SlogObserver{log: logsample.New(logger), logTo: logger, violations: true}
 }
 
 // failureLog is the observer of a [Limiter] built with no observer: store

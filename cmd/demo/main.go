@@ -20,12 +20,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"os/signal"
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/examples/refapi"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
 func main() {
@@ -66,7 +68,11 @@ func run(duration time.Duration, serve bool, addr string) error {
 
 	base := "http://" + ln.Addr().String()
 	fmt.Printf("ratelimit demo: reference API (net/http, %s) at %s, %s of traffic\n\n", desc, base, duration)
-	groups := scenario()
+	key, err := keyfunc.XForwardedFor(loopback)
+	if err != nil {
+		return err
+	}
+	groups := withLive(scenario(), duration, p.API, identityOf(key))
 	report(os.Stdout, groups, drive(ctx, base, duration, groups), int(duration/time.Second))
 	if !serve {
 		return nil
@@ -74,6 +80,21 @@ func run(duration time.Duration, serve bool, addr string) error {
 	printCurl(base)
 	<-ctx.Done()
 	return nil
+}
+
+// identityOf returns the identity key gives a request the load balancer
+// forwards for ip: the identity the API limiter keys that client by.
+func identityOf(key keyfunc.Func) func(ip string) string {
+	return func(ip string) string {
+		r := httptest.NewRequest(http.MethodGet, "/api/hello", nil)
+		r.RemoteAddr = "127.0.0.1:1"
+		r.Header.Set("X-Forwarded-For", ip)
+		id, err := key(r)
+		if err != nil {
+			return ip
+		}
+		return id
+	}
 }
 
 func printCurl(base string) {

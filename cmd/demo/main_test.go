@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratelimitkit/ratelimit/core/memstore"
 	"github.com/ratelimitkit/ratelimit/examples/refapi"
+	"github.com/ratelimitkit/ratelimit/keyfunc"
 )
 
 // The exporter's row: of 5 exports sent at once, 2 run and 3 get 429. The
@@ -69,4 +70,36 @@ type statusRecorder struct {
 func (r *statusRecorder) WriteHeader(status int) {
 	r.status = status
 	r.ResponseWriter.WriteHeader(status)
+}
+
+// A client past its free tier's burst gets an override halfway through a
+// run and is then admitted at its full rate; the brute-forcer, still
+// guessing after its limit, is locked out (problem type "locked-out").
+// The margins allow a loaded machine: the raised client sends 80/s, of
+// which the free tier admits at most about 30 in its second second, all
+// when raised.
+func TestReportsTheOverrideAndTheLockout(t *testing.T) {
+	store, err := memstore.New()
+	require.NoError(t, err)
+	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	p, err := refapi.New(store, refapi.Config{TrustedProxies: loopback, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	srv := httptest.NewServer(refapi.NetHTTP(p, refapi.BuildExport))
+	defer srv.Close()
+	key, err := keyfunc.XForwardedFor(loopback)
+	require.NoError(t, err)
+
+	all := scenario()
+	groups := []group{all[3], raised(2*time.Second, p.API, identityOf(key))}
+	require.Contains(t, groups[0].name, "brute-forcer")
+	tallies := drive(context.Background(), srv.URL, 5*time.Second, groups)
+	var out bytes.Buffer
+	report(&out, groups, tallies, 5)
+
+	raisedT := tallies[1]
+	assert.Positive(t, raisedT.limited[1], "denied past the free tier's burst before the override")
+	assert.GreaterOrEqual(t, raisedT.allowed[3]+raisedT.allowed[4], 120, "admitted at about 80/s after it")
+	assert.Contains(t, out.String(), "at 2s: override: burst 100/s (burst 1000) for "+raisedIP+", by Limiter.SetOverride\n")
+	assert.Contains(t, out.String(), "brute-forcer, locked out (10 denials within a minute: 30s, doubling): HTTP 429")
+	assert.Contains(t, out.String(), `"type":"https://github.com/ratelimitkit/ratelimit/blob/main/docs/headers.md#locked-out"`)
 }

@@ -27,11 +27,16 @@ func report(out io.Writer, groups []group, tallies []*tally, secs int) {
 		fmt.Fprintf(w, "%d/%d\t\n", allowed, limited)
 	}
 	_ = w.Flush()
+	for _, t := range tallies {
+		if t.did != "" {
+			fmt.Fprintln(out, "  "+t.did)
+		}
+	}
 
 	fmt.Fprintln(out, "\nSample responses:")
 	for i, g := range groups {
 		for _, s := range g.samples {
-			if sm, ok := tallies[i].samples[s.status]; ok {
+			if sm, ok := tallies[i].samples[s.key()]; ok {
 				printSample(out, s.what, sm)
 			}
 		}

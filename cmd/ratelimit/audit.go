@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/core/redisstore"
 	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
@@ -78,6 +79,7 @@ func runAudit(ctx context.Context, args []string, e env) int {
 	if err != nil {
 		return fail(stderr, fmt.Errorf("ratelimit: audit (%s): %w", t.desc, err))
 	}
+	rep.countControls(ctx, t)
 	rep.print(stdout, t, af)
 	t.warnCoverage(ctx, stderr)
 	if n := rep.noTTL.n + rep.wrongType.n; n > 0 {
@@ -123,10 +125,58 @@ type report struct {
 	untagged     int64                   // keys without a <prefix>:{<tag>} head
 	clients      map[string]*clientCount // by "<prefix>:{<tag>}", for --top
 	controls     map[string]int64        // control records (HLEN of <prefix>:{~ctl}:r), by prefix
+	inForce      map[string]controlCount // the controls in force, by prefix ([report.countControls])
 	sampled      int64
 	sampledBytes int64
 	noTTL        finding
 	wrongType    finding
+}
+
+// A controlCount counts the controls in force of one prefix.
+type controlCount struct {
+	overrides, blocks, exemptions int
+	err                           error
+}
+
+// countControls reads the controls in force of every prefix that has
+// control keys.
+func (r *report) countControls(ctx context.Context, t *target) {
+	r.inForce = map[string]controlCount{}
+	store, err := redisstore.New(t.client, redisstore.WithLogger(nil))
+	for p := range r.controls {
+		var cc controlCount
+		var ctl *core.Controls
+		var list []core.ClientControls
+		if err == nil {
+			ctl, err = core.NewControls(store, p)
+		}
+		if err == nil {
+			list, err = ctl.List(ctx)
+		}
+		for _, c := range list {
+			cc.overrides += btoi(c.Override != nil)
+			cc.blocks += btoi(c.Block != nil)
+			cc.exemptions += btoi(c.Exempt != nil)
+		}
+		cc.err = err
+		r.inForce[p] = cc
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// String writes the counts, or why they could not be read.
+func (c controlCount) String() string {
+	if c.err != nil {
+		return "in force: unreadable: " + c.err.Error()
+	}
+	return fmt.Sprintf("in force: %s, %s, %s", plural(c.overrides, "override"), plural(c.blocks, "block"),
+		plural(c.exemptions, "exemption"))
 }
 
 type nodeCount struct {
@@ -273,7 +323,13 @@ func (r *report) count(key, typ string, ttl int64, af auditFlags) {
 	pc := r.prefix(name.prefix)
 	pc.keys++
 	limit := "(not a limiter key)"
-	if name.ok {
+	if name.lockout {
+		limit = name.limit + " lockout state"
+		pc.byLimit[limit]++
+		if typ != "hash" {
+			r.wrongType.add(key+" ("+typ+")", af.list)
+		}
+	} else if name.ok {
 		limit = name.limit + " " + name.algorithm.String()
 		pc.byLimit[limit]++
 		if typ != redisType(name.algorithm) {
@@ -399,7 +455,7 @@ func (r *report) print(w io.Writer, t *target, af auditFlags) {
 	if len(r.controls) > 0 {
 		fmt.Fprintln(tw, "controls (overrides, blocks, exemptions) by prefix, PREFIX:{~ctl}:*\t")
 		for _, p := range slices.Sorted(maps.Keys(r.controls)) {
-			fmt.Fprintf(tw, "  %s\t%s\n", p, plural(int(r.controls[p]), "record"))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", p, plural(int(r.controls[p]), "record"), r.inForce[p])
 		}
 	}
 	_ = tw.Flush()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -59,8 +60,8 @@ func TestAuditCountsControlsApart(t *testing.T) {
 			assert.Regexp(t, line("keys", "12"), stdout, "2 clients' keys and 5 control keys of each prefix")
 			assert.Regexp(t, line(prefix, "2"), stdout, "the prefix's client keys")
 			assert.Regexp(t, line("controls (overrides, blocks, exemptions) by prefix, PREFIX:{~ctl}:*"), stdout)
-			assert.Regexp(t, line(prefix, "2 records"), stdout)
-			assert.Regexp(t, line(prefix+":login", "1 record"), stdout)
+			assert.Regexp(t, line(prefix, "2 records", "in force: 0 overrides, 2 blocks, 0 exemptions"), stdout)
+			assert.Regexp(t, line(prefix+":login", "1 record", "in force: 0 overrides, 1 block, 0 exemptions"), stdout)
 			assert.NotContains(t, stdout, "not a limiter key")
 			assert.NotContains(t, stdout, prefix+":{~ctl}", "no control key listed as a client")
 			assert.Contains(t, stdout, "top 2 clients by keys, then longest TTL (of 2)")
@@ -82,7 +83,7 @@ func TestAuditFindsAControlKeyOfTheWrongType(t *testing.T) {
 
 	assert.Equal(t, exitFindings, code)
 	assert.Contains(t, stdout, "keys whose Redis type does not match their algorithm tag: 1\n  "+prefix+":{~ctl}:r (string)\n")
-	assert.Regexp(t, line(prefix, "0 records"), stdout)
+	assert.Regexp(t, `(?m)^\s*`+regexp.QuoteMeta(prefix)+`\s+0 records\s+in force: `, stdout)
 }
 
 // inspect and reset work on clients: the controls' tag is refused, and a

@@ -234,7 +234,14 @@ type keyName struct {
 	// <prefix>:{~ctl}:<part> (overrides, blocks, exemptions): no client's.
 	control bool
 	part    string // of a control key: r, e, l, g or t
+	// lockout is set for the lockout state of a limit of a client,
+	// <prefix>:{<tag>}:<limit>:x (limit is set, algorithm and ok are not).
+	lockout bool
 }
+
+// lockoutTag is the last part of a lockout state key, reserved beside the
+// algorithm tags.
+const lockoutTag = "x"
 
 // parseKey splits key along the layout; ok also needs a known algorithm
 // tag.
@@ -246,6 +253,10 @@ func parseKey(key string) keyName {
 	n := keyName{prefix: p.Prefix, tag: p.Tag, hasTag: true}
 	if p.IsControl() {
 		n.control, n.part = true, strings.TrimPrefix(key, keylayout.ClientHead(p.Prefix, p.Tag))
+		return n
+	}
+	if p.OK && p.Algorithm == lockoutTag {
+		n.limit, n.lockout = p.Limit, true
 		return n
 	}
 	if a, ok := algorithmByTag(p.Algorithm); p.OK && ok {

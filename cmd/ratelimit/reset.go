@@ -5,15 +5,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/ratelimitkit/ratelimit/core"
 )
 
 const resetUsage = `usage: ratelimit reset <identity> [flags]
        ratelimit reset --part P [--part P | --form-part FIELD=VALUE]... [flags]
 
 Deletes every key of one client under --prefix, whatever the limit or
-algorithm, so it starts again from full quota. Other clients, and the keys
-other limiters (sub-prefixes P:<sub>) keep for the same identity, are
-untouched; it names those sub-prefixes.
+algorithm (its lockout state too), so it starts again from full quota.
+Then it touches the client's control record, so that every node of the
+limiter drops its cached denials of the client within 1s
+(core.ControlSyncEvery) plus one store round trip: without that, a node
+would answer 429 from its deny cache until the cached Retry-After ended.
+Other clients, and the keys other limiters (sub-prefixes P:<sub>) keep for
+the same identity, are untouched; it names those sub-prefixes.
 
 Flags:
 `
@@ -54,6 +60,11 @@ func (t *target) reset(ctx context.Context, w io.Writer, cl client, dryRun bool)
 	if err != nil {
 		return err
 	}
+	if len(ck.keys) == 0 && !dryRun {
+		fmt.Fprintln(w, "no keys to delete")
+		ck.printElsewhere(w, "not deleted")
+		return t.touchOnly(ctx, w, cl)
+	}
 	if len(ck.keys) == 0 {
 		fmt.Fprintln(w, "no keys to delete")
 		ck.printElsewhere(w, "not deleted")
@@ -66,8 +77,12 @@ func (t *target) reset(ctx context.Context, w io.Writer, cl client, dryRun bool)
 		ck.printElsewhere(w, "not to be deleted")
 		return nil
 	}
+	ctl, err := t.controls()
+	if err != nil {
+		return err
+	}
 	// The keys share one hash tag, so one DEL works on a Cluster too.
-	n, err := t.client.Del(ctx, ck.keys...).Result()
+	n, err := ctl.DeleteKeys(ctx, ck.keys)
 	if err != nil {
 		return err
 	}
@@ -76,5 +91,26 @@ func (t *target) reset(ctx context.Context, w io.Writer, cl client, dryRun bool)
 	}
 	fmt.Fprintf(w, "%d keys deleted\n", n)
 	ck.printElsewhere(w, "not deleted")
+	return t.touch(ctx, w, ctl, cl)
+}
+
+// touchOnly touches cl: a node may hold a denial of it cached from keys
+// deleted or expired since.
+func (t *target) touchOnly(ctx context.Context, w io.Writer, cl client) error {
+	ctl, err := t.controls()
+	if err != nil {
+		return err
+	}
+	return t.touch(ctx, w, ctl, cl)
+}
+
+// touch tells every node of the limiter that cl changed, so that each
+// drops its cached denials of it, and says so.
+func (t *target) touch(ctx context.Context, w io.Writer, ctl *core.Controls, cl client) error {
+	if err := ctl.Touch(ctx, cl.tag); err != nil {
+		return err
+	}
+	fmt.Fprint(w, "touched the client's control record: every node of the limiter drops its cached denials\n"+
+		"of this client when it reads the change, within 1s (core.ControlSyncEvery) plus one store round trip\n")
 	return nil
 }

@@ -23,7 +23,16 @@ Commands:
                        prefix, limit and algorithm, memory, TTLs, keys without TTL;
                        --top N lists the clients with the most keys
   inspect <identity>   show the state of each limit of one client
-  reset <identity>     delete every key of one client
+  reset <identity>     delete every key of one client, and make every node drop its
+                       cached denials of it (within 1s, core.ControlSyncEvery)
+  override set|get|list|rm
+                       a client's own limits (--tier, --limit SPEC), shared by every node
+  block <identity> --for D --reason TEXT, unblock <identity>, blocks
+                       deny every request of a client for D (429, reason blocked), lift
+                       it (and its lockouts), list the blocked clients
+  exempt <identity> --reason TEXT, unexempt <identity>
+                       admit every request of a client without a store call, or end it
+  controls             list every override, block and exemption under --prefix
   tag <identity>       print the hash tag of a client's keys (for redis-cli); no server
   script [--sha] [name]
                        list the Lua programs the Redis store loads, or print one (its
@@ -83,7 +92,9 @@ type command func(ctx context.Context, args []string, e env) int
 // the exit status. Tests drive it in process.
 func run(ctx context.Context, args []string, e env) int {
 	commands := map[string]command{"audit": runAudit, "inspect": runInspect, "policy": runPolicy, "reset": runReset, "script": runScript, "tag": runTag,
-		"pg-schema": runPGSchema}
+		"pg-schema": runPGSchema,
+		"override":  runOverride, "block": runBlock, "unblock": runUnblock, "blocks": runBlocks, "exempt": runExempt,
+		"unexempt": runUnexempt, "controls": runControls}
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usage)
 		return exitError

@@ -250,7 +250,7 @@ func retryAfter(res *core.Result, b core.Decision) (int64, bool) {
 // Retry-After, as the draft asks); otherwise the time until the limit is
 // back to its full quota.
 func resetDelay(d core.Decision) time.Duration {
-	if !d.Allowed && d.Reason == core.Exhausted {
+	if waitCures(d) {
 		return max(time.Second, d.RetryAfter)
 	}
 	return d.ResetAfter
@@ -272,7 +272,7 @@ func resetDelay(d core.Decision) time.Duration {
 // estimate its denials give as RetryAfter, at most [core.ConcurrencyRetryAfter]
 // (0 when nothing is in flight: the quota is full).
 func moreQuotaDelay(d core.Decision) time.Duration {
-	if !d.Allowed && d.Reason == core.Exhausted {
+	if waitCures(d) {
 		return max(time.Second, d.RetryAfter)
 	}
 	if d.Limit.Algorithm == core.Concurrency {
@@ -286,6 +286,12 @@ func moreQuotaDelay(d core.Decision) time.Duration {
 	// result, at most ResetAfter (≤ 366 days, see Limit.Validate), does not.
 	later := time.Duration(float64(missing) * float64(d.Limit.Period) / float64(d.Limit.Rate))
 	return max(0, d.ResetAfter-later)
+}
+
+// waitCures reports whether d denies until its RetryAfter, which the
+// reset fields then report: an exhausted quota, a block, a lockout.
+func waitCures(d core.Decision) bool {
+	return !d.Allowed && (d.Reason == core.Exhausted || d.Reason == core.Blocked || d.Reason == core.LockedOut)
 }
 
 // ceilSeconds returns d in whole seconds, rounded up; never negative.

@@ -22,10 +22,25 @@ const (
 	ProblemTemporaryReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
 )
 
-// Titles of the problem types, as the draft registers them.
+// Problem types of the denials the draft does not cover, documented in
+// docs/headers.md. Their bodies never hold the operator's reason: a
+// client reads a fixed type and Retry-After.
+const (
+	// ProblemBlocked: an operator blocked the client
+	// ([core.Limiter.Block]) until Retry-After has passed.
+	ProblemBlocked = "https://github.com/ratelimitkit/ratelimit/blob/main/docs/headers.md#blocked"
+	// ProblemLockedOut: a limit's [core.Lockout] locked the client out
+	// after repeated denials, until Retry-After has passed.
+	ProblemLockedOut = "https://github.com/ratelimitkit/ratelimit/blob/main/docs/headers.md#locked-out"
+)
+
+// Titles of the problem types: the draft's as it registers them, then
+// ours.
 const (
 	titleQuotaExceeded   = "Request cannot be satisfied as assigned quota has been exceeded"
 	titleReducedCapacity = "Request cannot be satisfied due to temporary server capacity constraints"
+	titleBlocked         = "Requests of this client are blocked"
+	titleLockedOut       = "This client is locked out after repeated denials"
 )
 
 // A Problem is an RFC 9457 problem details object, the JSON body of the
@@ -56,7 +71,8 @@ type Problem struct {
 //     [core.CostTooHigh]: the request costs more than the limit can ever grant,
 //     so it is refused for good and carries no Retry-After (a 429 would
 //     invite a retry that can never succeed);
-//   - 429 Too Many Requests otherwise.
+//   - 429 Too Many Requests otherwise, also for a client an operator
+//     blocked ([core.Blocked]) or a lockout holds ([core.LockedOut]).
 func DenyStatus(res core.Result) int {
 	switch {
 	case unknownQuota(&res):
@@ -69,11 +85,20 @@ func DenyStatus(res core.Result) int {
 
 // ProblemFor returns the problem details of the denied request res: the
 // draft's quota-exceeded type for 429 and 413, temporary-reduced-capacity
-// for 503 (see [DenyStatus]).
+// for 503 (see [DenyStatus]); [ProblemBlocked] for a client an operator
+// blocked and [ProblemLockedOut] for one a lockout holds, both 429.
 func ProblemFor(res core.Result) Problem {
 	status := DenyStatus(res)
 	b := res.Binding()
 	retry, _ := retryAfter(&res, b)
+	switch {
+	case status == http.StatusTooManyRequests && b.Reason == core.Blocked:
+		return Problem{Type: ProblemBlocked, Title: titleBlocked, Status: status,
+			Detail: fmt.Sprintf("Requests of this client are blocked; retry after %d %s.", retry, plural(retry, "second")), RetryAfter: retry}
+	case status == http.StatusTooManyRequests && b.Reason == core.LockedOut:
+		return Problem{Type: ProblemLockedOut, Title: titleLockedOut, Status: status, ViolatedPolicies: []string{b.Limit.EffectiveName()},
+			Detail: fmt.Sprintf("Too many denied requests: locked out; retry after %d %s.", retry, plural(retry, "second")), RetryAfter: retry}
+	}
 	switch status {
 	case http.StatusServiceUnavailable:
 		return Problem{Type: ProblemTemporaryReducedCapacity, Title: titleReducedCapacity, Status: status,

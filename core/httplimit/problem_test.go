@@ -25,11 +25,29 @@ func TestProblemFor(t *testing.T) {
 	failClosed := core.NewResult(core.Decision{Limit: perSecond, Reason: core.Exhausted, Remaining: 100, RetryAfter: time.Second})
 	failClosed.Degraded, failClosed.Err = true, errors.New("dial tcp 10.0.0.7:6379: secret")
 
+	blocked := core.NewResult(
+		core.Decision{Limit: perSecond, Reason: core.Blocked, RetryAfter: time.Hour, ResetAfter: time.Hour},
+		core.Decision{Limit: daily, Reason: core.Blocked, RetryAfter: time.Hour, ResetAfter: time.Hour},
+	)
+	lockedOut := core.NewResult(
+		core.Decision{Limit: perSecond, Reason: core.LockedOut, RetryAfter: 15 * time.Minute},
+		core.Decision{Limit: daily, Allowed: true, Remaining: 10},
+	)
+
 	tests := []struct {
 		name string
 		res  core.Result
 		want httplimit.Problem
 	}{
+		{"blocked: 429 blocked, no policy, the retry delay", blocked, httplimit.Problem{
+			Type: httplimit.ProblemBlocked, Title: "Requests of this client are blocked",
+			Status: 429, Detail: "Requests of this client are blocked; retry after 3600 seconds.", RetryAfter: 3600,
+		}},
+		{"locked out: 429 locked-out, the limit that locked", lockedOut, httplimit.Problem{
+			Type: httplimit.ProblemLockedOut, Title: "This client is locked out after repeated denials",
+			Status: 429, Detail: "Too many denied requests: locked out; retry after 900 seconds.",
+			ViolatedPolicies: []string{"per-second"}, RetryAfter: 900,
+		}},
 		{"exhausted: 429 quota-exceeded with the retry delay", exhausted, httplimit.Problem{
 			Type: httplimit.ProblemQuotaExceeded, Title: "Request cannot be satisfied as assigned quota has been exceeded",
 			Status: 429, Detail: "Too many requests; retry after 3 seconds.",

@@ -46,6 +46,13 @@ func Tiers() []core.Tier {
 	}
 }
 
+// LoginLimit is the login limiter's limit: 5 failed logins a minute per
+// account and address, and a lockout of a client that keeps guessing.
+func LoginLimit() core.Limit {
+	return core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog).WithLockout(core.Lockout{
+		After: 10, Within: time.Minute, For: 30 * time.Second, Multiplier: 2, Max: time.Hour, Cooldown: 10 * time.Minute})
+}
+
 // A Policy is the four limiters of the reference API, the middleware
 // options each is mounted with, and the metrics they report. With a policy
 // file ([Config.PolicyFile]) it watches the file until [Policy.Close].
@@ -167,9 +174,16 @@ func (p *Policy) newLimiters(store, fallback core.Store, reg prometheus.Register
 	// failed logins count (httplimit.WithChargeIf): signing in costs nothing;
 	// guesses sent at once may all pass the check, so the bound is 4 plus
 	// the guesses in flight together.
-	login := core.PerMinute(5).WithName("login").WithAlgorithm(core.SlidingLog)
+	//
+	// A guesser who keeps going after the limit is locked out (reason
+	// LockedOut, problem type "locked-out"): 10 denials within a minute lock
+	// it out for 30s, each further lockout within the cool-down twice as
+	// long, up to an hour. The denials must reach the store to be counted,
+	// so this limiter has no deny cache: a guesser's flood costs one store
+	// call a request until the lockout, which the store answers alone.
+	login := LoginLimit()
 	p.Login, loginErr = newLimiter("login", store, reg, violations, core.WithLimits(login),
-		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
+		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1), core.WithDenyCache(0))
 	// Fail open: this limit smooths a sender's bursts; it guards no secret.
 	// A sliding window: no burst at the window's boundary.
 	hook := core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow}

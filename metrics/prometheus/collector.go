@@ -28,15 +28,17 @@ const (
 	ResultDegradedDenied = "degraded_denied"
 )
 
-// A Collector turns the decisions, leases and breaker changes of a
-// [core.Limiter] into Prometheus metrics. It implements
-// [core.ReleaseObserver] (pass it to [core.WithObserver]) and
+// A Collector turns the decisions, leases, breaker changes and controls of
+// a [core.Limiter] into Prometheus metrics. It implements
+// [core.ReleaseObserver] and [core.ControlObserver] (pass it to
+// [core.WithObserver]) and
 // [prometheus.Collector] (register it with a registry);
 // [Collector.InstrumentStore] adds store latency.
 //
 // One Collector may observe several limiters; their series then add up,
-// and the breaker state gauge shows whichever changed last, so give each
-// limiter its own Collector ([WithConstLabels]) when that matters.
+// and the breaker state and active controls gauges show whichever changed
+// last, so give each limiter its own Collector ([WithConstLabels]) when
+// that matters.
 //
 // A Collector is safe for concurrent use and starts no goroutine. Make one
 // with [New].
@@ -47,12 +49,17 @@ type Collector struct {
 	transitions *prometheus.CounterVec
 	inFlight    *prometheus.GaugeVec
 	tierErrors  *prometheus.CounterVec
+	overrides   prometheus.Gauge
+	blocks      prometheus.Gauge
+	lockouts    *prometheus.CounterVec
+	reloads     *prometheus.CounterVec
 	leases      sync.Map // *core.Lease -> []prometheus.Gauge it raised, until Released
 	routes      *routeSet
 }
 
 var (
 	_ core.ReleaseObserver = (*Collector)(nil)
+	_ core.ControlObserver = (*Collector)(nil)
 	_ prometheus.Collector = (*Collector)(nil)
 )
 
@@ -97,6 +104,26 @@ func New(opts ...Option) (*Collector, error) {
 			Help:        "Requests whose tier resolver failed or named an unknown tier, by the tier applied and whether it was the last known one (stale) or the default.",
 			ConstLabels: c.constLabels,
 		}, []string{"tier", "result"}),
+		overrides: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name:        "ratelimit_active_overrides",
+			Help:        "Clients with an override of their limits in force, as the node's copy of the controls holds them.",
+			ConstLabels: c.constLabels,
+		}),
+		blocks: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name:        "ratelimit_active_blocks",
+			Help:        "Clients an operator blocked, block in force, as the node's copy of the controls holds them.",
+			ConstLabels: c.constLabels,
+		}),
+		lockouts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "ratelimit_lockouts_total",
+			Help:        "Takes the store answered locked out (a limit's lockout holds the client), by tier and limit: about one per lockout per node with the deny cache on.",
+			ConstLabels: c.constLabels,
+		}, []string{"tier", "limit"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "ratelimit_policy_reloads_total",
+			Help:        "Policies reported to the limiter, by result: ok (applied) or failed (refused, the old one still applies).",
+			ConstLabels: c.constLabels,
+		}, []string{"result"}),
 		routes: &routeSet{max: c.maxRoutes},
 	}, nil
 }
@@ -118,6 +145,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.transitions.Describe(ch)
 	c.inFlight.Describe(ch)
 	c.tierErrors.Describe(ch)
+	c.overrides.Describe(ch)
+	c.blocks.Describe(ch)
+	c.lockouts.Describe(ch)
+	c.reloads.Describe(ch)
 }
 
 // Collect implements [prometheus.Collector].
@@ -128,6 +159,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.transitions.Collect(ch)
 	c.inFlight.Collect(ch)
 	c.tierErrors.Collect(ch)
+	c.overrides.Collect(ch)
+	c.blocks.Collect(ch)
+	c.lockouts.Collect(ch)
+	c.reloads.Collect(ch)
 }
 
 // Decided implements [core.Observer]: it counts res under its tier, its
@@ -188,6 +223,44 @@ func (c *Collector) Released(_ context.Context, res core.Result, _ error) {
 func (c *Collector) BreakerChanged(from, to core.BreakerState) {
 	c.state.Set(stateValue(to))
 	c.transitions.WithLabelValues(from.String(), to.String()).Inc()
+}
+
+// Values of the result label of ratelimit_policy_reloads_total.
+const (
+	// ReloadOK: a new policy was applied.
+	ReloadOK = "ok"
+	// ReloadFailed: a new policy was refused; the old one still applies.
+	ReloadFailed = "failed"
+)
+
+// Controlled implements [core.ControlObserver]: it counts lockouts (by
+// tier and the limit that locked) and policy reloads (by result). Both
+// label sets are bounded: tiers and limits are the limiter's, and a
+// reload is ok or failed.
+func (c *Collector) Controlled(_ context.Context, ev core.ControlEvent) {
+	switch ev.Kind {
+	case core.ControlLockedOut:
+		c.lockouts.WithLabelValues(ev.Tier, firstOr(ev.Limits, "")).Inc()
+	case core.ControlReloaded:
+		c.reloads.WithLabelValues(ReloadOK).Inc()
+	case core.ControlReloadFailed:
+		c.reloads.WithLabelValues(ReloadFailed).Inc()
+	}
+}
+
+// ControlsActive implements [core.ControlObserver]: it sets the gauges of
+// the overrides and blocks in force, as the limiter's node last read them.
+func (c *Collector) ControlsActive(overrides, blocks int) {
+	c.overrides.Set(float64(overrides))
+	c.blocks.Set(float64(blocks))
+}
+
+// firstOr returns ss[0], or or when ss is empty.
+func firstOr(ss []string, or string) string {
+	if len(ss) == 0 {
+		return or
+	}
+	return ss[0]
 }
 
 // result returns the result label of res.

@@ -2,6 +2,7 @@ package ratelimitprom_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -194,7 +195,7 @@ func TestCollectorRegistersAndLintsClean(t *testing.T) {
 	_, err := metrics.InstrumentStore(&switchStore{down: true}).Take(context.Background(), nil, nil, nil, 1)
 	require.ErrorIs(t, err, core.ErrStoreUnavailable)
 	families := gather(t, metrics)
-	require.Len(t, families, 4)
+	require.Len(t, families, 6, "the four touched, and the active controls gauges, present from the start")
 
 	problems, err := promlint.NewWithMetricFamilies(families).Lint()
 	require.NoError(t, err)
@@ -208,6 +209,42 @@ func TestCollectorRegistersAndLintsClean(t *testing.T) {
 			assert.Equal(t, "login", labels["limiter"], f.GetName())
 		}
 	}
+}
+
+// Lockouts are counted by tier and limit, reloads by result, and the
+// active controls gauges follow the last report.
+func TestCollectorControls(t *testing.T) {
+	metrics := ratelimitprom.MustNew()
+	ctx := context.Background()
+	lockout := core.ControlEvent{Kind: core.ControlLockedOut, Identity: "203.0.113.7", Tier: "login", Limits: []string{"attempts"}}
+	metrics.Controlled(ctx, lockout)
+	metrics.Controlled(ctx, lockout)
+	metrics.Controlled(ctx, core.ControlEvent{Kind: core.ControlReloaded})
+	metrics.Controlled(ctx, core.ControlEvent{Kind: core.ControlReloadFailed, Err: errors.New("bad")})
+	metrics.Controlled(ctx, core.ControlEvent{Kind: core.ControlBlocked, Identity: "x"}) // counted by the gauges, not here
+	metrics.ControlsActive(3, 1)
+	metrics.ControlsActive(2, 4)
+
+	assert.Equal(t, expect(`
+# HELP ratelimit_lockouts_total Takes the store answered locked out (a limit's lockout holds the client), by tier and limit: about one per lockout per node with the deny cache on.
+# TYPE ratelimit_lockouts_total counter
+ratelimit_lockouts_total{limit="attempts",tier="login"} 2
+`), collectText(t, metrics, "ratelimit_lockouts_total"))
+	assert.Equal(t, expect(`
+# HELP ratelimit_policy_reloads_total Policies reported to the limiter, by result: ok (applied) or failed (refused, the old one still applies).
+# TYPE ratelimit_policy_reloads_total counter
+ratelimit_policy_reloads_total{result="failed"} 1
+ratelimit_policy_reloads_total{result="ok"} 1
+`), collectText(t, metrics, "ratelimit_policy_reloads_total"))
+	assert.Equal(t, expect(`
+# HELP ratelimit_active_blocks Clients an operator blocked, block in force, as the node's copy of the controls holds them.
+# TYPE ratelimit_active_blocks gauge
+ratelimit_active_blocks 4
+# HELP ratelimit_active_overrides Clients with an override of their limits in force, as the node's copy of the controls holds them.
+# TYPE ratelimit_active_overrides gauge
+ratelimit_active_overrides 2
+`), collectText(t, metrics, "ratelimit_active_blocks", "ratelimit_active_overrides"))
+	assert.NotContains(t, collectText(t, metrics), "203.0.113.7", "no identity in any label")
 }
 
 func TestNewRejectsBadOptions(t *testing.T) {

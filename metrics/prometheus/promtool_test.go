@@ -59,7 +59,7 @@ func runPromtool(t *testing.T, stdin []byte, args ...string) {
 // populated returns a registry holding a Collector built with opts that has
 // a series of every metric and label value the package exports: requests
 // of every result, store calls of every result, breaker transitions, a
-// lease in flight.
+// lease in flight, active controls, a lockout, reloads of both results.
 func populated(t *testing.T, opts ...ratelimitprom.Option) *prometheus.Registry {
 	t.Helper()
 	metrics := ratelimitprom.MustNew(opts...)
@@ -94,6 +94,11 @@ func populated(t *testing.T, opts ...ratelimitprom.Option) *prometheus.Registry 
 	require.NoError(t, err)
 	require.NotNil(t, held.Lease, "a lease in flight: ratelimit_in_flight has a series")
 
+	metrics.ControlsActive(2, 1)
+	metrics.Controlled(context.Background(), core.ControlEvent{Kind: core.ControlLockedOut, Identity: "c", Tier: "login", Limits: []string{"attempts"}})
+	metrics.Controlled(context.Background(), core.ControlEvent{Kind: core.ControlReloaded})
+	metrics.Controlled(context.Background(), core.ControlEvent{Kind: core.ControlReloadFailed, Err: errors.New("bad")})
+
 	metrics.BreakerChanged(core.BreakerClosed, core.BreakerOpen)
 	metrics.BreakerChanged(core.BreakerOpen, core.BreakerHalfOpen)
 	metrics.BreakerChanged(core.BreakerHalfOpen, core.BreakerClosed)
@@ -124,12 +129,15 @@ func TestExpositionPassesPromtoolCheckMetrics(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			text := scrape(t, populated(t, tt.opts...))
 			for _, name := range []string{"ratelimit_requests_total counter", "ratelimit_store_duration_seconds histogram",
-				"ratelimit_breaker_state gauge", "ratelimit_breaker_transitions_total counter", "ratelimit_in_flight gauge"} {
+				"ratelimit_breaker_state gauge", "ratelimit_breaker_transitions_total counter", "ratelimit_in_flight gauge",
+				"ratelimit_active_overrides gauge", "ratelimit_active_blocks gauge", "ratelimit_lockouts_total counter",
+				"ratelimit_policy_reloads_total counter"} {
 				require.Contains(t, string(text), "# TYPE "+name+"\n", "the exposition must hold every metric")
 			}
 			for _, result := range []string{ratelimitprom.ResultAllowed, ratelimitprom.ResultDenied,
 				ratelimitprom.ResultShadowDenied, ratelimitprom.ResultDegradedAllowed, ratelimitprom.ResultDegradedDenied,
-				ratelimitprom.StoreOK, ratelimitprom.StoreUnavailable, ratelimitprom.StoreError} {
+				ratelimitprom.StoreOK, ratelimitprom.StoreUnavailable, ratelimitprom.StoreError,
+				ratelimitprom.ReloadOK, ratelimitprom.ReloadFailed} {
 				require.Contains(t, string(text), `result="`+result+`"`, "the exposition must hold every result")
 			}
 

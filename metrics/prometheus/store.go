@@ -38,7 +38,39 @@ func (c *Collector) InstrumentStore(s core.Store) core.Store {
 
 // instrumentStore is [Collector.InstrumentStore] timed by now.
 func (c *Collector) instrumentStore(s core.Store, now func() time.Time) core.Store {
-	return &timedStore{store: s, c: c, now: now}
+	ts := &timedStore{store: s, c: c, now: now}
+	if cs, ok := s.(core.ControlStore); ok {
+		return &timedControlStore{timedStore: ts, controls: cs}
+	}
+	return ts
+}
+
+// timedControlStore is a timedStore over a [core.ControlStore]: it keeps
+// the controls (overrides, blocks, exemptions) of the store it times
+// reachable, untimed, so that a limiter over it still has them.
+type timedControlStore struct {
+	*timedStore
+	controls core.ControlStore
+}
+
+// SetControl implements [core.ControlStore].
+func (s *timedControlStore) SetControl(ctx context.Context, space, id string, value []byte, expires time.Time) (uint64, error) {
+	return s.controls.SetControl(ctx, space, id, value, expires)
+}
+
+// TouchControl implements [core.ControlStore].
+func (s *timedControlStore) TouchControl(ctx context.Context, space, id string) (uint64, error) {
+	return s.controls.TouchControl(ctx, space, id)
+}
+
+// Controls implements [core.ControlStore].
+func (s *timedControlStore) Controls(ctx context.Context, space string, since uint64) (core.ControlChanges, error) {
+	return s.controls.Controls(ctx, space, since)
+}
+
+// DeleteKeys implements [core.ControlStore].
+func (s *timedControlStore) DeleteKeys(ctx context.Context, keys []string) (int64, error) {
+	return s.controls.DeleteKeys(ctx, keys)
 }
 
 // timedStore is a [core.Store] that times the Take of another.
