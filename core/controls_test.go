@@ -216,12 +216,14 @@ func TestReset(t *testing.T) {
 // limiter works as ever.
 func TestControlsNeedAControlStore(t *testing.T) {
 	ctx := context.Background()
-	l := newTestLimiter(t, core.WithLimits(core.PerSecond(1)))
+	plain := struct{ core.Store }{memstoreFor(t)} // Take only: no ControlStore
+	l, err := core.NewLimiter(plain, core.WithLimits(core.PerSecond(1)))
+	require.NoError(t, err)
 	errs := []error{
 		l.Block(ctx, "a", time.Minute, ""), l.Unblock(ctx, "a"), l.Exempt(ctx, "a", 0, ""), l.Unexempt(ctx, "a"),
 		l.SetOverride(ctx, "a", core.Override{Tier: "default"}), l.RemoveOverride(ctx, "a"), l.SyncControls(ctx),
 	}
-	_, _, err := l.Override(ctx, "a")
+	_, _, err = l.Override(ctx, "a")
 	errs = append(errs, err)
 	_, err = l.Controls(ctx)
 	errs = append(errs, err)
@@ -230,7 +232,7 @@ func TestControlsNeedAControlStore(t *testing.T) {
 	for i, err := range errs {
 		assert.ErrorIs(t, err, core.ErrNoControls, "call %d", i)
 	}
-	_, err = core.NewControls(memstoreFor(t), "rl")
+	_, err = core.NewControls(plain, "rl")
 	assert.ErrorIs(t, err, core.ErrNoControls)
 }
 
@@ -326,7 +328,7 @@ func TestControlsList(t *testing.T) {
 	assert.Equal(t, core.SafeIdentity(long), hashed.ID)
 	require.NotNil(t, hashed.Block)
 	assert.Equal(t, core.Block{Until: t0.Add(time.Hour), Reason: "abuse", By: "alice", At: t0}, *hashed.Block)
-	assert.Equal(t, t0.Add(time.Hour), hashed.Expires)
+	assert.WithinDuration(t, t0.Add(time.Hour), hashed.Expires, 0) // the store may give it in another zone
 
 	admin, err := core.NewControls(c.probe, "ctl")
 	require.NoError(t, err)

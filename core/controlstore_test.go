@@ -7,14 +7,18 @@ import (
 	"time"
 
 	"github.com/ratelimitkit/ratelimit/core"
+	"github.com/ratelimitkit/ratelimit/core/memstore"
 )
 
-// newControlStore returns a store that keeps controls, whose clock is
-// now: the in-process one of controlstore_fake_test.go until memstore
-// keeps controls (then: memstore.New(memstore.WithClock(now))).
+// newControlStore returns a memory store, which keeps controls, whose
+// clock is now.
 func newControlStore(t testing.TB, now func() time.Time) core.Store {
 	t.Helper()
-	return newFakeControlStore(t, now)
+	s, err := memstore.New(memstore.WithClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // controlProbe forwards to a store that keeps controls, counting the reads
