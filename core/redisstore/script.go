@@ -31,8 +31,8 @@ type Script struct {
 	// Name is "take_<algorithm>" (take_gcra, take_token_bucket,
 	// take_fixed_window, take_sliding_window, take_sliding_log) for a
 	// take of one limit, "take" for a take of several (and of one
-	// calendar or concurrency limit), and "lease" for the release and
-	// renewal of a concurrency limit's lease.
+	// calendar or concurrency limit, or limit with a lockout), and
+	// "lease" for the release and renewal of a concurrency limit's lease.
 	Name string
 	// Source is the program's text, byte for byte what EVAL sends.
 	Source string
@@ -54,8 +54,9 @@ func Scripts() []Script {
 
 // joinedSource returns the text of the program "take", for takes of
 // several limits: common.lua (shared helpers), the functions of every
-// algorithm of joinedAlgorithms ([algorithm.functions]), then take.lua,
-// the entry point that dispatches to them.
+// algorithm of joinedAlgorithms ([algorithm.functions]), lockout.lua (the
+// functions of lockouts), then take.lua, the entry point that dispatches
+// to them.
 func joinedSource() (string, error) {
 	var src strings.Builder
 	if err := appendFiles(&src, "common.lua"); err != nil {
@@ -69,7 +70,7 @@ func joinedSource() (string, error) {
 		src.WriteString(alg.functions(a.String()))
 		src.WriteByte('\n')
 	}
-	if err := appendFiles(&src, "take.lua"); err != nil {
+	if err := appendFiles(&src, "lockout.lua", "take.lua"); err != nil {
 		return "", err
 	}
 	return src.String(), nil

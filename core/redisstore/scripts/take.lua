@@ -1,78 +1,125 @@
 -- take.lua: take cost from every limit of one client, all or nothing.
 -- The entry point of the program "take" built from scripts/*.lua (how:
 -- common.lua), which the Go store runs for takes of several limits and of
--- one calendar or concurrency limit (one limit of another algorithm runs
--- take_<algorithm>.lua, built from the same algorithm file; this program
--- decides it alike).
+-- one calendar or concurrency limit or limit with a lockout (one limit of
+-- another algorithm runs take_<algorithm>.lua, built from the same
+-- algorithm file; this program decides it alike).
 -- Contract for other languages: docs/redis-protocol.md.
 --
--- KEYS[i]  the state key of limit i, <prefix>:{<identity>}:<name>:<tag>;
---          all KEYS share the {identity} hash tag (one Cluster slot).
+-- KEYS[i]  for i = 1 .. n, the state key of limit i,
+--          <prefix>:{<identity>}:<name>:<tag>; then KEYS[n + j], the
+--          lockout key <prefix>:{<identity>}:<name>:x of the j-th limit with
+--          a lockout, in the order of the limits (lockout.lua): #KEYS is
+--          n + m, m limits having a lockout. All KEYS share the {identity}
+--          hash tag (one Cluster slot).
 -- ARGV[1]  now: µs since 2024-01-01T00:00:00Z (test clocks only), or the
 --          empty string to use the server's TIME (production).
 -- ARGV[2]  cost: non-negative integer; 0 peeks (charges nothing).
 -- ARGV[3 + 4(i-1) ...] per limit i, four integers:
 --          algorithm (0 GCRA, 1 token bucket, 2 fixed window,
 --          3 sliding window, 4 sliding log, 5 calendar window,
---          6 concurrency), rate (requests per period; concurrency: most in
---          flight), period (µs; concurrency: the lease TTL), capacity
---          (burst; the rate for window algorithms and concurrency). A
---          calendar window's fourth value is instead the ARGV index of its
---          six boundaries (µs since 2024-01-01T00:00:00Z, see
---          calendar_window.lua), which follow the four values of every
---          limit, in KEYS order.
--- ARGV[last] the lease id, after the values of every limit and the
---          boundaries of every calendar window: held by every concurrency
+--          6 concurrency; plus 16 for a limit with a lockout), rate
+--          (requests per period; concurrency: most in flight), period (µs;
+--          concurrency: the lease TTL), capacity (burst; the rate for window
+--          algorithms and concurrency). A calendar window's fourth value is
+--          instead the ARGV index of its six boundaries (µs since
+--          2024-01-01T00:00:00Z, see calendar_window.lua), which follow the
+--          four values of every limit, in KEYS order.
+-- ARGV[...] after the boundaries of every calendar window, six integers per
+--          limit with a lockout, in KEYS order: after (denials), within
+--          (µs), for (µs), multiplier, max (µs), cooldown (µs), the
+--          defaults of core.Lockout applied (lockout.lua). A concurrency
+--          limit has no lockout.
+-- ARGV[last] the lease id, after all of these: held by every concurrency
 --          limit of an admitted take of cost > 0 (concurrency.lua); needed
 --          then, optional for a peek, refused without a concurrency limit.
---          So #ARGV is 2 + 4n + 6c (c calendar windows among the n
---          limits), plus 1 with a lease id.
+--          So #ARGV is 2 + 4n + 6c + 6m (c calendar windows and m limits
+--          with a lockout among the n limits), plus 1 with a lease id.
 -- Reply    a flat array of 5 integers per limit, in KEYS order:
---          allowed (1/0), reason (0 not denied, 1 exhausted, 2 cost too high),
---          remaining (whole requests), reset_after (µs), retry_after (µs).
---          remaining and reset_after are after the charge when every limit
---          admitted, before it otherwise.
+--          allowed (1/0), reason (0 not denied, 1 exhausted, 2 cost too high,
+--          3 locked out), remaining (whole requests), reset_after (µs),
+--          retry_after (µs). remaining and reset_after are after the charge
+--          when every limit admitted, before it otherwise.
+-- Lockouts When a lockout key's u is after now, the take (a peek too) is
+--          denied and charges and counts nothing: that limit replies
+--          {0, 3, 0, max(reset, u - now), u - now}, the others their peek.
+--          Otherwise, when the take is denied and cost > 0, each limit with
+--          a lockout that itself replied exhausted counts the denial
+--          (lockout.lua), and replies locked out when that starts a lockout.
 -- Writes   only when every limit admits and cost > 0; every key written gets
 --          its TTL (PX / PEXPIRE) here. Denials and peeks write nothing, the
 --          pruning of the sliding log's expired entries and of expired
---          leases aside.
+--          leases, and the lockout keys of denials counted, aside.
 
 local ALGORITHMS = {[0] = gcra, [1] = token_bucket, [2] = fixed_window, [3] = sliding_window, [4] = sliding_log,
   [5] = calendar_window, [6] = concurrency}
 local CALENDAR_WINDOW, CONCURRENCY = 5, 6
 local CALENDAR_BOUNDARIES = 6 -- ARGV values per calendar window
+local LOCKOUT, LOCKOUT_VALUES = 16, 6 -- added to the algorithm of a limit with a lockout; its ARGV values
 
-local n = #KEYS
-if #ARGV < 2 + 4 * n then
-  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want 2 + 4 per key')
-end
-local want = 2 + 4 * n -- and the boundaries of the calendar windows
-local leased = false -- a concurrency limit among KEYS
-for i = 1, n do
-  local alg = tonumber(ARGV[4 * i - 1])
+-- n limits, m of them with a lockout, which have a second key: #KEYS is
+-- n + m. lockouts[i] is the index among those of limit i (nil: none).
+local n, m, calendars, leased, lockouts = 0, 0, 0, false, nil
+while n + m < #KEYS do
+  n = n + 1
+  local alg = tonumber(ARGV[4 * n - 1])
+  if alg == nil then
+    return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. #KEYS .. ' KEYS, want 2 + 4 per limit')
+  end
+  if alg >= LOCKOUT then
+    alg, m = alg - LOCKOUT, m + 1
+    lockouts = lockouts or {}
+    lockouts[n] = m
+  end
   if ALGORITHMS[alg] == nil then
-    return redis.error_reply('ERR ratelimit: unknown algorithm ' .. ARGV[4 * i - 1])
+    return redis.error_reply('ERR ratelimit: unknown algorithm ' .. ARGV[4 * n - 1])
+  elseif alg == CONCURRENCY and lockouts and lockouts[n] then
+    return redis.error_reply('ERR ratelimit: limit ' .. n .. ': a concurrency limit has no lockout')
   end
   if alg == CALENDAR_WINDOW then
-    if tonumber(ARGV[4 * i + 2]) ~= want + 1 then
-      return redis.error_reply('ERR ratelimit: limit ' .. i .. ': boundaries at ARGV ' .. ARGV[4 * i + 2] ..
-        ', want ' .. (want + 1))
-    end
-    for b = want + 1, math.min(want + CALENDAR_BOUNDARIES, #ARGV) do -- missing ones: the count check
-      if tonumber(ARGV[b]) == nil then
-        return redis.error_reply('ERR ratelimit: limit ' .. i .. ': boundary ARGV ' .. b .. ' is not a number')
-      end
-    end
-    want = want + CALENDAR_BOUNDARIES
+    calendars = calendars + 1
   end
   leased = leased or alg == CONCURRENCY
+end
+if n + m ~= #KEYS then
+  return redis.error_reply('ERR ratelimit: ' .. #KEYS .. ' KEYS for ' .. n .. ' limits, ' .. m ..
+    ' of them with a lockout: want one key per limit and one per lockout')
+end
+local want = 2 + 4 * n -- then the boundaries of the calendar windows, then the lockouts' values
+if #ARGV < want then
+  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. #KEYS .. ' KEYS, want 2 + 4 per limit')
+end
+if calendars > 0 then
+  local first = want + 1
+  for i = 1, n do
+    if ARGV[4 * i - 1] % LOCKOUT == CALENDAR_WINDOW then
+      if tonumber(ARGV[4 * i + 2]) ~= first then
+        return redis.error_reply('ERR ratelimit: limit ' .. i .. ': boundaries at ARGV ' .. ARGV[4 * i + 2] ..
+          ', want ' .. first)
+      end
+      for b = first, math.min(first + CALENDAR_BOUNDARIES - 1, #ARGV) do -- missing ones: the count check
+        if tonumber(ARGV[b]) == nil then
+          return redis.error_reply('ERR ratelimit: limit ' .. i .. ': boundary ARGV ' .. b .. ' is not a number')
+        end
+      end
+      first = first + CALENDAR_BOUNDARIES
+    end
+  end
+  want = first - 1
+end
+local lockout_values = want + 1 -- the values of lockout j start at lockout_values + 6 (j - 1)
+want = want + LOCKOUT_VALUES * m
+for b = lockout_values, math.min(want, #ARGV) do -- missing ones: the count check
+  if tonumber(ARGV[b]) == nil then
+    return redis.error_reply('ERR ratelimit: lockout value ARGV ' .. b .. ' is not a number')
+  end
 end
 if #ARGV ~= want and not (leased and #ARGV == want + 1) then
   local also = ''
   if leased then
     also = ' (+ 1 lease id)'
   end
-  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want ' .. want .. also)
+  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. #KEYS .. ' KEYS, want ' .. want .. also)
 end
 local lease = ARGV[want + 1]
 if leased and ARGV[2] ~= '0' and (lease == nil or lease == '') then
@@ -86,7 +133,7 @@ local now, cost = clock(ARGV[1]), tonumber(ARGV[2])
 -- converted once each (x + 0, common.lua).
 local function evaluate(i, c)
   local a = 4 * i - 1
-  return ALGORITHMS[ARGV[a] + 0](KEYS[i], now, c, ARGV[a + 1] + 0, ARGV[a + 2] + 0, ARGV[a + 3] + 0, lease)
+  return ALGORITHMS[ARGV[a] % LOCKOUT](KEYS[i], now, c, ARGV[a + 1] + 0, ARGV[a + 2] + 0, ARGV[a + 3] + 0, lease)
 end
 
 -- charged runs the charge of an evaluation on key, if it has one, and
@@ -98,26 +145,59 @@ local function charged(key, reply, charge, ...)
   return reply
 end
 
-if n == 1 then -- for one limit, all or nothing is that limit's own answer
+if n == 1 and m == 0 then -- for one limit, all or nothing is that limit's own answer
   return charged(KEYS[1], evaluate(1, cost))
 end
 
--- Several limits: evaluate all, then charge only if all admit. A limit
--- that admits while another denies replies the state before the take,
--- what a peek (cost 0) of it replies.
+local reply = {}
+
+-- A client locked out by the lockout of any limit: denied, nothing charged
+-- or counted. That limit replies locked out, the others their peek.
+if lockouts then
+  local locked = false
+  local until_ = {}
+  for i, j in pairs(lockouts) do
+    local u = tonumber(redis.call('HGET', KEYS[n + j], 'u')) or 0
+    if u > now then
+      locked, until_[i] = true, u
+    end
+  end
+  if locked then
+    for i = 1, n do
+      local r = evaluate(i, 0)
+      if until_[i] then
+        r = locked_out(r, until_[i] - now)
+      end
+      for _, v in ipairs(r) do
+        reply[#reply + 1] = v
+      end
+    end
+    return reply
+  end
+end
+
+-- Evaluate all, then charge only if all admit. A limit that admits while
+-- another denies replies the state before the take, what a peek (cost 0)
+-- of it replies. A limit with a lockout that denied for want of quota
+-- counts the denial, which may lock the client out at once.
 local evaluations, all_allowed = {}, true
 for i = 1, n do
   local e = {evaluate(i, cost)} -- the reply, then the charge and its arguments
   all_allowed = all_allowed and e[1][1] == 1 -- the reply's allowed
   evaluations[i] = e
 end
-local reply = {}
 for i, e in ipairs(evaluations) do
   local r = e[1]
   if all_allowed then
     charged(KEYS[i], unpack(e))
   elseif r[1] == 1 then
     r = evaluate(i, 0)
+  elseif lockouts and lockouts[i] and r[2] == 1 and cost > 0 then
+    local j = lockouts[i]
+    local d = lockout_count(KEYS[n + j], now, lockout_values + LOCKOUT_VALUES * (j - 1))
+    if d > 0 then
+      r = locked_out(r, d)
+    end
   end
   for _, v in ipairs(r) do -- the whole reply: a longer one fails the caller's count
     reply[#reply + 1] = v
