@@ -1,6 +1,8 @@
 package memstore
 
 import (
+	"math"
+
 	"github.com/ratelimitkit/ratelimit/core"
 	"github.com/ratelimitkit/ratelimit/internal/keylayout"
 )
@@ -10,16 +12,25 @@ import (
 // no algorithm's, so no take ever reads it as a limit's state.
 const lockoutEntry = core.Algorithm(255)
 
+// never is a time of a lockState that is none, as a field absent from the
+// Redis hash: before every instant, so that "w ≤ now" (the window is over),
+// "u > now" (locked out) and "c > now" (in the cool-down) read right for
+// every now, before 2024 too, where times are negative.
+const never = math.MinInt64
+
 // lockState is the lockout state of one client and limit, as the Redis
-// hash of the lockout key holds it (docs/redis-protocol.md): times in µs
-// since the epoch.
+// hash of the lockout key holds it (scripts/lockout.lua): times in µs
+// since the epoch, never when none.
 type lockState struct {
 	v int64 // denials counted in the window ending at w
-	w int64 // the end of the counting window; 0: none open
+	w int64 // the end of the counting window; never: none open
 	n int64 // the level of the last lockout: 1 for the first in a row
-	u int64 // locked out until u
+	u int64 // locked out until u; never: no lockout yet
 	c int64 // the cool-down ends at c: a lockout before it is one more in a row
 }
+
+// noLock is the state of a client and limit without any.
+var noLock = lockState{w: never, u: never, c: never}
 
 // count counts a denial at now under lo, whose zero fields have their
 // defaults ([core.Lockout.Effective]). It returns the length in µs of the
@@ -38,7 +49,7 @@ func (st *lockState) count(lo core.Lockout, now int64) int64 {
 	}
 	d := lo.Duration(st.n).Microseconds()
 	st.u, st.c = now+d, now+d+lo.Cooldown.Microseconds()
-	st.v, st.w = 0, 0
+	st.v, st.w = 0, never // the count starts again
 	return d
 }
 
@@ -65,12 +76,12 @@ const maxKeyOnStack = 160
 
 // lockOf returns the live lockout state of the limit whose state key is
 // key, in the shard sh (the lockout key shares key's hash tag, hence its
-// shard, which the take holds), or the zero state.
+// shard, which the take holds), or noLock.
 func (sh *shard) lockOf(key string, now int64) lockState {
 	var buf [maxKeyOnStack]byte
 	e := sh.lookup(string(keylayout.AppendLockoutKey(buf[:0], key)), now)
 	if e == nil || e.alg != lockoutEntry || e.ext == nil {
-		return lockState{}
+		return noLock
 	}
 	return e.ext.lock
 }
@@ -114,26 +125,27 @@ func (s *Store) takeLockout(dst []core.Decision, keys []string, limits []core.Li
 	var lockBuf [maxInline]int
 	locked := s.lock(lockBuf[:0], slots)
 	var untilBuf [maxInline]int64
-	until := untilBuf[:0] // per limit: locked out until (0: not), or the lockout a denial started
+	until := untilBuf[:0] // per limit: the end of its lockout in force, or of one a denial started; never: none
 	if len(slots) > maxInline {
 		until = make([]int64, 0, len(slots))
 	}
 	lockedOut := false
 	for i := range slots {
-		var u int64
+		u := int64(never)
 		if limits[i].Lockout.After > 0 {
 			u = s.shards[slots[i].shard].lockOf(keys[i], now).u
 		}
 		if u <= now {
-			u = 0
+			u = never
 		}
-		until, lockedOut = append(until, u), lockedOut || u > 0
+		until, lockedOut = append(until, u), lockedOut || u != never
 	}
 	admitted := !lockedOut
 	if lockedOut {
 		for i := range slots { // peeks: a client locked out is charged and counted nothing
 			s.evaluate(&slots[i], keys[i], &limits[i], now, 0)
 		}
+		s.dropStale(slots, keys) // as a peek's: a key is absent once it expired and was touched
 	} else {
 		admitted = s.decideLockout(slots, keys, limits, now, cost, lease, until)
 	}
@@ -141,7 +153,7 @@ func (s *Store) takeLockout(dst []core.Decision, keys []string, limits []core.Li
 
 	for i := range slots {
 		dst = slots[i].out.appendDecision(dst, &limits[i], admitted)
-		if until[i] > 0 {
+		if until[i] != never {
 			lockedOutDecision(&dst[len(dst)-1], until[i]-now)
 		}
 	}

@@ -157,8 +157,8 @@ if lockouts then
   local locked = false
   local until_ = {}
   for i, j in pairs(lockouts) do
-    local u = tonumber(redis.call('HGET', KEYS[n + j], 'u')) or 0
-    if u > now then
+    local u = tonumber(redis.call('HGET', KEYS[n + j], 'u'))
+    if u and u > now then
       locked, until_[i] = true, u
     end
   end
