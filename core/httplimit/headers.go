@@ -230,10 +230,17 @@ func retryAfter(res *core.Result, b core.Decision) (int64, bool) {
 // Retry-After, as the draft asks); otherwise the time until the limit is
 // back to its full quota.
 func resetDelay(d core.Decision) time.Duration {
-	if !d.Allowed && d.Reason == core.Exhausted {
+	if waitCures(d) {
 		return max(time.Second, d.RetryAfter)
 	}
 	return d.ResetAfter
+}
+
+// waitCures reports whether d denies for a while, until RetryAfter: the
+// quota is exhausted, or a [core.Lockout] locked the client out (no quota
+// comes back before the lockout ends).
+func waitCures(d core.Decision) bool {
+	return !d.Allowed && (d.Reason == core.Exhausted || d.Reason == core.LockedOut)
 }
 
 // moreQuotaDelay is RateLimit's t, which drafts -10 and -11 define as
@@ -252,7 +259,7 @@ func resetDelay(d core.Decision) time.Duration {
 // estimate its denials give as RetryAfter, at most [core.ConcurrencyRetryAfter]
 // (0 when nothing is in flight: the quota is full).
 func moreQuotaDelay(d core.Decision) time.Duration {
-	if !d.Allowed && d.Reason == core.Exhausted {
+	if waitCures(d) {
 		return max(time.Second, d.RetryAfter)
 	}
 	if d.Limit.Algorithm == core.Concurrency {
