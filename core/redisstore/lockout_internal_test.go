@@ -32,9 +32,10 @@ func TestScriptRejectsMisplacedLockouts(t *testing.T) {
 		want string
 	}{
 		{"the lockout key missing", []string{state}, cat([]any{"", 1}, gcra, lo), "1 KEYS for 1 limits, 1 of them with a lockout"},
-		// A third key is a second limit, whose values are missing.
-		{"a lockout key too many", []string{state, lock, lock}, cat([]any{"", 1}, gcra, lo), "12 ARGV for 3 KEYS, want 16"},
-		{"the lockout values missing", []string{state, lock}, cat([]any{"", 1}, gcra), "6 ARGV for 2 KEYS, want 12"},
+		// A third key needs the values of a second limit.
+		{"a lockout key too many", []string{state, lock, lock}, cat([]any{"", 1}, gcra, lo), "12 ARGV for 3 KEYS, want 2 + 4 per key"},
+		{"the lockout values missing", []string{state, lock}, cat([]any{"", 1}, gcra), "6 ARGV for 2 KEYS, want 2 + 4 per key"},
+		{"a lockout value missing", []string{state, lock}, cat([]any{"", 1}, gcra, lo[:5]), "11 ARGV for 2 KEYS, want 12"},
 		{"a lockout value not a number", []string{state, lock}, cat([]any{"", 1}, gcra, lo[:5], []any{"x"}), "lockout value ARGV 12 is not a number"},
 		{"a lockout value too many", []string{state, lock}, cat([]any{"", 1}, gcra, lo, []any{7}), "13 ARGV for 2 KEYS, want 12"},
 		{"a concurrency limit with a lockout", []string{prefix + ":{c}:b:i", prefix + ":{c}:b:x"}, cat([]any{"", 1}, inFlight, lo, []any{"lease"}),

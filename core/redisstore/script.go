@@ -54,9 +54,9 @@ func Scripts() []Script {
 
 // joinedSource returns the text of the program "take", for takes of
 // several limits: common.lua (shared helpers), the functions of every
-// algorithm of joinedAlgorithms ([algorithm.functions]), lockout.lua (the
-// functions of lockouts), then take.lua, the entry point that dispatches
-// to them.
+// algorithm of joinedAlgorithms ([algorithm.functions]), then take.lua,
+// the entry point that dispatches to them, then lockout.lua, where a take
+// with a lockout goes on (a take without one returns before it).
 func joinedSource() (string, error) {
 	var src strings.Builder
 	if err := appendFiles(&src, "common.lua"); err != nil {
@@ -70,7 +70,7 @@ func joinedSource() (string, error) {
 		src.WriteString(alg.functions(a.String()))
 		src.WriteByte('\n')
 	}
-	if err := appendFiles(&src, "lockout.lua", "take.lua"); err != nil {
+	if err := appendFiles(&src, "take.lua", "lockout.lua"); err != nil {
 		return "", err
 	}
 	return src.String(), nil

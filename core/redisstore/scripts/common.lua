@@ -3,9 +3,10 @@
 -- a concurrency limit). The Go code builds that program from this file,
 -- then one function per algorithm file (gcra.lua, token_bucket.lua,
 -- fixed_window.lua, sliding_window.lua, sliding_log.lua,
--- calendar_window.lua, concurrency.lua, in that order), then lockout.lua
--- (the lockouts' functions), then take.lua, which holds the program's
--- KEYS, ARGV and reply (and docs/redis-protocol.md). A take of one limit of the first five
+-- calendar_window.lua, concurrency.lua, in that order), then take.lua,
+-- which holds the program's KEYS, ARGV and reply (and
+-- docs/redis-protocol.md), then lockout.lua, the end of a take with a
+-- lockout. A take of one limit of the first five
 -- algorithms runs take_<algorithm>.lua instead, built from the same
 -- algorithm file.
 --   KEYS:  none read here.

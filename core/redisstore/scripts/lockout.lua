@@ -1,11 +1,16 @@
--- lockout.lua: the lockouts of the program "take" (core.Lockout;
--- docs/redis-protocol.md, "Lockouts"), between the algorithms' functions
--- and take.lua, which calls these functions only for a take with a limit
--- that has a lockout. The one-limit programs have none: a limit with a
--- lockout is always taken by "take".
---   KEYS:  none read here; take.lua passes each lockout key.
---   ARGV:  the six lockout values of a limit, read from at (below).
---   Reply: none; defines the functions below.
+-- lockout.lua: the end of the program "take" (after take.lua) for a take
+-- with a limit that has a lockout (core.Lockout; docs/redis-protocol.md,
+-- "Lockouts"); a take without one returns in take.lua and never runs, nor
+-- builds, the functions here. The one-limit programs have none: a limit
+-- with a lockout is always taken by "take".
+--   KEYS:  take.lua's: KEYS[n + j] is the lockout key of the j-th limit
+--          with a lockout.
+--   ARGV:  take.lua's: the six lockout values of the j-th limit with a
+--          lockout start at lockout_values + 6 (j - 1).
+--   Reply: take.lua's, with reason 3 for a limit whose lockout holds the
+--          client.
+-- Reads the locals of take.lua: n, lockouts, lockout_values,
+-- LOCKOUT_VALUES, now, cost, evaluate, charged, reply.
 -- State: a lockout key, <prefix>:{<identity>}:<name>:x, is a hash of
 -- integers, times in µs since 2024-01-01T00:00:00Z: v the denials counted
 -- in the window ending at w, n the level of the last lockout (1 for the
@@ -62,3 +67,53 @@ local function lockout_count(key, now, at)
   redis.call('PEXPIRE', key, string.format('%d', max(1, ceil((c - now) / 1000))))
   return d
 end
+
+-- A client locked out by the lockout of any limit: denied, nothing charged
+-- or counted. That limit replies locked out, the others their peek.
+local locked, until_ = false, {}
+for i, j in pairs(lockouts) do
+  local u = tonumber(redis.call('HGET', KEYS[n + j], 'u'))
+  if u and u > now then
+    locked, until_[i] = true, u
+  end
+end
+if locked then
+  for i = 1, n do
+    local r = evaluate(i, 0)
+    if until_[i] then
+      r = locked_out(r, until_[i] - now)
+    end
+    for _, v in ipairs(r) do
+      reply[#reply + 1] = v
+    end
+  end
+  return reply
+end
+
+-- Otherwise as take.lua for several limits, and a limit with a lockout
+-- that denied for want of quota counts the denial, which may lock the
+-- client out at once.
+local evaluations, all_allowed = {}, true
+for i = 1, n do
+  local e = {evaluate(i, cost)} -- the reply, then the charge and its arguments
+  all_allowed = all_allowed and e[1][1] == 1 -- the reply's allowed
+  evaluations[i] = e
+end
+for i, e in ipairs(evaluations) do
+  local r = e[1]
+  local j = lockouts[i]
+  if all_allowed then
+    charged(KEYS[i], unpack(e))
+  elseif r[1] == 1 then
+    r = evaluate(i, 0)
+  elseif j and r[2] == 1 and cost > 0 then
+    local d = lockout_count(KEYS[n + j], now, lockout_values + LOCKOUT_VALUES * (j - 1))
+    if d > 0 then
+      r = locked_out(r, d)
+    end
+  end
+  for _, v in ipairs(r) do -- the whole reply: a longer one fails the caller's count
+    reply[#reply + 1] = v
+  end
+end
+return reply

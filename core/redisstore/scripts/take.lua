@@ -58,41 +58,60 @@ local CALENDAR_BOUNDARIES = 6 -- ARGV values per calendar window
 local LOCKOUT, LOCKOUT_VALUES = 16, 6 -- added to the algorithm of a limit with a lockout; its ARGV values
 
 -- n limits, m of them with a lockout, which have a second key: #KEYS is
--- n + m. lockouts[i] is the index among those of limit i (nil: none).
-local n, m, calendars, leased, lockouts = 0, 0, 0, false, nil
-while n + m < #KEYS do
-  n = n + 1
-  local alg = tonumber(ARGV[4 * n - 1])
-  if alg == nil then
-    return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. #KEYS .. ' KEYS, want 2 + 4 per limit')
-  end
-  if alg >= LOCKOUT then
-    alg, m = alg - LOCKOUT, m + 1
-    lockouts = lockouts or {}
-    lockouts[n] = m
-  end
+-- n + m. Read as if none had one, the loop of takes without lockouts; from
+-- the first limit with a lockout on, read again knowing it.
+local n, m, calendars, leased, lockouts = #KEYS, 0, 0, false, nil
+if #ARGV < 2 + 4 * n then -- a lockout key comes with 6 values: at least 4
+  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. n .. ' KEYS, want 2 + 4 per key')
+end
+for i = 1, n do
+  local alg = tonumber(ARGV[4 * i - 1])
   if ALGORITHMS[alg] == nil then
-    return redis.error_reply('ERR ratelimit: unknown algorithm ' .. ARGV[4 * n - 1])
-  elseif alg == CONCURRENCY and lockouts and lockouts[n] then
-    return redis.error_reply('ERR ratelimit: limit ' .. n .. ': a concurrency limit has no lockout')
+    if not alg or alg < LOCKOUT then
+      return redis.error_reply('ERR ratelimit: unknown algorithm ' .. ARGV[4 * i - 1])
+    end
+    lockouts = i
+    break
   end
   if alg == CALENDAR_WINDOW then
     calendars = calendars + 1
   end
   leased = leased or alg == CONCURRENCY
 end
-if n + m ~= #KEYS then
-  return redis.error_reply('ERR ratelimit: ' .. #KEYS .. ' KEYS for ' .. n .. ' limits, ' .. m ..
-    ' of them with a lockout: want one key per limit and one per lockout')
+if lockouts then
+  -- lockouts[i] is the index among the limits with a lockout of limit i.
+  local i, nkeys = lockouts - 1, n
+  lockouts = {}
+  while i + m < nkeys do
+    i = i + 1
+    local alg = tonumber(ARGV[4 * i - 1]) or -1 -- not a number: an unknown algorithm
+    if alg >= LOCKOUT then
+      alg, m = alg - LOCKOUT, m + 1
+      ARGV[4 * i - 1] = alg -- evaluate reads the algorithm alone, as for takes without lockouts
+      lockouts[i] = m
+      if alg == CONCURRENCY then
+        return redis.error_reply('ERR ratelimit: limit ' .. i .. ': a concurrency limit has no lockout')
+      end
+    end
+    if ALGORITHMS[alg] == nil then
+      return redis.error_reply('ERR ratelimit: unknown algorithm ' .. ARGV[4 * i - 1])
+    end
+    if alg == CALENDAR_WINDOW then
+      calendars = calendars + 1
+    end
+    leased = leased or alg == CONCURRENCY
+  end
+  n = i
+  if n + m ~= nkeys then
+    return redis.error_reply('ERR ratelimit: ' .. nkeys .. ' KEYS for ' .. n .. ' limits, ' .. m ..
+      ' of them with a lockout: want one key per limit and one per lockout')
+  end
 end
 local want = 2 + 4 * n -- then the boundaries of the calendar windows, then the lockouts' values
-if #ARGV < want then
-  return redis.error_reply('ERR ratelimit: ' .. #ARGV .. ' ARGV for ' .. #KEYS .. ' KEYS, want 2 + 4 per limit')
-end
 if calendars > 0 then
   local first = want + 1
   for i = 1, n do
-    if ARGV[4 * i - 1] % LOCKOUT == CALENDAR_WINDOW then
+    if ARGV[4 * i - 1] + 0 == CALENDAR_WINDOW then
       if tonumber(ARGV[4 * i + 2]) ~= first then
         return redis.error_reply('ERR ratelimit: limit ' .. i .. ': boundaries at ARGV ' .. ARGV[4 * i + 2] ..
           ', want ' .. first)
@@ -108,10 +127,12 @@ if calendars > 0 then
   want = first - 1
 end
 local lockout_values = want + 1 -- the values of lockout j start at lockout_values + 6 (j - 1)
-want = want + LOCKOUT_VALUES * m
-for b = lockout_values, math.min(want, #ARGV) do -- missing ones: the count check
-  if tonumber(ARGV[b]) == nil then
-    return redis.error_reply('ERR ratelimit: lockout value ARGV ' .. b .. ' is not a number')
+if m > 0 then
+  want = want + LOCKOUT_VALUES * m
+  for b = lockout_values, math.min(want, #ARGV) do -- missing ones: the count check
+    if tonumber(ARGV[b]) == nil then
+      return redis.error_reply('ERR ratelimit: lockout value ARGV ' .. b .. ' is not a number')
+    end
   end
 end
 if #ARGV ~= want and not (leased and #ARGV == want + 1) then
@@ -133,7 +154,7 @@ local now, cost = clock(ARGV[1]), tonumber(ARGV[2])
 -- converted once each (x + 0, common.lua).
 local function evaluate(i, c)
   local a = 4 * i - 1
-  return ALGORITHMS[ARGV[a] % LOCKOUT](KEYS[i], now, c, ARGV[a + 1] + 0, ARGV[a + 2] + 0, ARGV[a + 3] + 0, lease)
+  return ALGORITHMS[ARGV[a] + 0](KEYS[i], now, c, ARGV[a + 1] + 0, ARGV[a + 2] + 0, ARGV[a + 3] + 0, lease)
 end
 
 -- charged runs the charge of an evaluation on key, if it has one, and
@@ -145,62 +166,34 @@ local function charged(key, reply, charge, ...)
   return reply
 end
 
-if n == 1 and m == 0 then -- for one limit, all or nothing is that limit's own answer
+if n == 1 and not lockouts then -- for one limit, all or nothing is that limit's own answer
   return charged(KEYS[1], evaluate(1, cost))
 end
 
 local reply = {}
 
--- A client locked out by the lockout of any limit: denied, nothing charged
--- or counted. That limit replies locked out, the others their peek.
-if lockouts then
-  local locked = false
-  local until_ = {}
-  for i, j in pairs(lockouts) do
-    local u = tonumber(redis.call('HGET', KEYS[n + j], 'u'))
-    if u and u > now then
-      locked, until_[i] = true, u
+-- Several limits: evaluate all, then charge only if all admit. A limit that
+-- admits while another denies replies the state before the take, what a
+-- peek (cost 0) of it replies. A take with a lockout goes on in
+-- lockout.lua, which defines its functions there: Redis runs the whole
+-- program on every call, and a take without one never gets that far.
+if not lockouts then
+  local evaluations, all_allowed = {}, true
+  for i = 1, n do
+    local e = {evaluate(i, cost)} -- the reply, then the charge and its arguments
+    all_allowed = all_allowed and e[1][1] == 1 -- the reply's allowed
+    evaluations[i] = e
+  end
+  for i, e in ipairs(evaluations) do
+    local r = e[1]
+    if all_allowed then
+      charged(KEYS[i], unpack(e))
+    elseif r[1] == 1 then
+      r = evaluate(i, 0)
+    end
+    for _, v in ipairs(r) do -- the whole reply: a longer one fails the caller's count
+      reply[#reply + 1] = v
     end
   end
-  if locked then
-    for i = 1, n do
-      local r = evaluate(i, 0)
-      if until_[i] then
-        r = locked_out(r, until_[i] - now)
-      end
-      for _, v in ipairs(r) do
-        reply[#reply + 1] = v
-      end
-    end
-    return reply
-  end
+  return reply
 end
-
--- Evaluate all, then charge only if all admit. A limit that admits while
--- another denies replies the state before the take, what a peek (cost 0)
--- of it replies. A limit with a lockout that denied for want of quota
--- counts the denial, which may lock the client out at once.
-local evaluations, all_allowed = {}, true
-for i = 1, n do
-  local e = {evaluate(i, cost)} -- the reply, then the charge and its arguments
-  all_allowed = all_allowed and e[1][1] == 1 -- the reply's allowed
-  evaluations[i] = e
-end
-for i, e in ipairs(evaluations) do
-  local r = e[1]
-  if all_allowed then
-    charged(KEYS[i], unpack(e))
-  elseif r[1] == 1 then
-    r = evaluate(i, 0)
-  elseif lockouts and lockouts[i] and r[2] == 1 and cost > 0 then
-    local j = lockouts[i]
-    local d = lockout_count(KEYS[n + j], now, lockout_values + LOCKOUT_VALUES * (j - 1))
-    if d > 0 then
-      r = locked_out(r, d)
-    end
-  end
-  for _, v in ipairs(r) do -- the whole reply: a longer one fails the caller's count
-    reply[#reply + 1] = v
-  end
-end
-return reply
