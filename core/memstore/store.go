@@ -325,7 +325,8 @@ func validateTake(ctx context.Context, keys []string, limits []core.Limit, cost 
 		l := &limits[i] // a Limit is 64 bytes: not copied per check
 		if l.Rate <= 0 || l.Burst < 0 || l.Period < time.Microsecond || l.Algorithm > core.Concurrency ||
 			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit.Period() == 0) ||
-			l.Lockout.After != 0 && (l.Lockout.After < 0 || l.Lockout.Within < time.Microsecond || l.Lockout.For < time.Microsecond) {
+			l.Lockout.After != 0 && (l.Lockout.After < 0 || l.Lockout.Within < time.Microsecond ||
+				l.Lockout.For < time.Microsecond || l.Algorithm == core.Concurrency) {
 			return l.Validate() // names the limit and the field
 		}
 		if l.Algorithm == core.Concurrency && cost > 0 && lease == "" {

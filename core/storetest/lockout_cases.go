@@ -1,9 +1,13 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ratelimitkit/ratelimit/core"
 )
@@ -201,4 +205,44 @@ func lockoutTests() []sequence {
 			},
 		},
 	}
+}
+
+// testLockoutBesideConcurrency takes a limit with a Lockout beside a
+// Concurrency limit with leases: a take admitted holds its lease; a take
+// the lockout denies, when it starts and while it lasts, holds none, and
+// the Concurrency limit reports its peek. A store that holds no leases
+// skips it.
+func testLockoutBesideConcurrency(t *testing.T, newStore NewStore) {
+	clock := NewClock()
+	store := newStore(t, clock.Now)
+	ls, ok := leaser(store)
+	if !ok {
+		t.Skipf("%T does not implement core.Leaser: no Concurrency limits", store)
+	}
+	limits := []core.Limit{
+		core.PerMinute(1).WithName("login").WithLockout(core.Lockout{After: 1, Within: minute, For: minute}),
+		core.Concurrent(5),
+	}
+	keys := UniqueKeyBuilder(t).AppendKeys(nil, "client", limits)
+	take := func(lease string) []core.Decision {
+		t.Helper()
+		ds, err := ls.TakeLease(context.Background(), nil, keys, limits, 1, lease)
+		require.NoError(t, err, "TakeLease(%q)", lease)
+		require.Len(t, ds, 2)
+		return ds
+	}
+	ds := take("a")
+	require.True(t, ds[0].Allowed && ds[1].Allowed, "the first take: %s", decisionsString(ds))
+	assert.Equal(t, int64(4), ds[1].Remaining, "lease a held")
+	for _, lease := range []string{"b", "c"} { // the denial that locks out, then one while locked out
+		ds = take(lease)
+		assert.Equal(t, core.LockedOut, ds[0].Reason, "TakeLease(%q)", lease)
+		assert.Equal(t, minute, ds[0].RetryAfter, "TakeLease(%q)", lease)
+		assert.True(t, ds[1].Allowed, "TakeLease(%q): the Concurrency limit reports its peek", lease)
+		assert.Equal(t, int64(4), ds[1].Remaining, "TakeLease(%q): no lease taken", lease)
+	}
+	require.NoError(t, ls.Release(context.Background(), keys[1], limits[1], "a"))
+	ds, err := store.Take(context.Background(), nil, keys, limits, 0)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), ds[1].Remaining, "lease a released, and no other held")
 }
