@@ -115,37 +115,20 @@ func (s *Store) takeLockoutSlots(dst []core.Decision, keys []string, limits []co
 
 // takeLockout is [Store.take] of limits of which at least one has a
 // [core.Lockout], as the Redis program "take" runs them
-// (scripts/take.lua): a client locked out by any of them is denied, its
-// other limits peeked; otherwise the limits decide as ever, and a denial
-// that a limit with a Lockout gave for want of quota is counted, which
-// may lock the client out at once.
+// (scripts/take.lua, scripts/lockout.lua): a client locked out by any of
+// them is denied, its other limits peeked; otherwise the limits decide as
+// ever, and a denial that a limit with a Lockout gave for want of quota is
+// counted, which may lock the client out at once.
 func (s *Store) takeLockout(dst []core.Decision, keys []string, limits []core.Limit, cost int64, lease string, slots []slot) []core.Decision {
 	s.shardsOf(keys, slots)
 	now := s.clock()
 	var lockBuf [maxInline]int
 	locked := s.lock(lockBuf[:0], slots)
 	var untilBuf [maxInline]int64
-	until := untilBuf[:0] // per limit: the end of its lockout in force, or of one a denial started; never: none
-	if len(slots) > maxInline {
-		until = make([]int64, 0, len(slots))
-	}
-	lockedOut := false
-	for i := range slots {
-		u := int64(never)
-		if limits[i].Lockout.After > 0 {
-			u = s.shards[slots[i].shard].lockOf(keys[i], now).u
-		}
-		if u <= now {
-			u = never
-		}
-		until, lockedOut = append(until, u), lockedOut || u != never
-	}
-	admitted := !lockedOut
+	until, lockedOut := s.lockedUntil(untilBuf[:0], slots, keys, limits, now)
+	admitted := false
 	if lockedOut {
-		for i := range slots { // peeks: a client locked out is charged and counted nothing
-			s.evaluate(&slots[i], keys[i], &limits[i], now, 0)
-		}
-		s.dropStale(slots, keys) // as a peek's: a key is absent once it expired and was touched
+		s.peek(slots, keys, limits, now) // a client locked out is charged and counted nothing
 	} else {
 		admitted = s.decideLockout(slots, keys, limits, now, cost, lease, until)
 	}
@@ -158,6 +141,33 @@ func (s *Store) takeLockout(dst []core.Decision, keys []string, limits []core.Li
 		}
 	}
 	return dst
+}
+
+// lockedUntil appends to dst, per limit, the end of the lockout in force
+// of its client at now, or never when none is, and reports whether any
+// is. The take holds the shards of the keys, and so of their lockout keys.
+func (s *Store) lockedUntil(dst []int64, slots []slot, keys []string, limits []core.Limit, now int64) ([]int64, bool) {
+	found := false
+	for i := range slots {
+		u := int64(never)
+		if limits[i].Lockout.After > 0 {
+			u = s.shards[slots[i].shard].lockOf(keys[i], now).u
+		}
+		if u <= now {
+			u = never
+		}
+		dst, found = append(dst, u), found || u != never
+	}
+	return dst, found
+}
+
+// peek evaluates every limit for a take of cost 0, writing nothing, and
+// drops the expired entries, as a peek's take does.
+func (s *Store) peek(slots []slot, keys []string, limits []core.Limit, now int64) {
+	for i := range slots {
+		s.evaluate(&slots[i], keys[i], &limits[i], now, 0)
+	}
+	s.dropStale(slots, keys)
 }
 
 // decideLockout evaluates and charges the limits of a take of a client
