@@ -230,10 +230,21 @@ const deniedLookupBurst = 8
 // are denials of a [Concurrency] limit: a lease released on any node
 // admits the next request at once, so its RetryAfter is an estimate, and a
 // cached denial would block a client whose requests already ended.
+//
+// A lockout ([LockedOut]) is cached until it ends, for every cost: the
+// store denies the client anything until then. A denial that a limit with
+// a [Lockout] counted toward one is not cached: the next denial must reach
+// the store to be counted too, or a client would be locked out after After
+// denials per RetryAfter per node instead of After denials. That costs the
+// store at most After calls per Within for a client hammering, before the
+// lockout, which is cached, stops them.
 func (c *denyCache) put(id string, p *plan, lookup [sha256.Size]byte, cost int64, res *Result, now time.Time) {
 	b := res.binding()
-	if b.Reason != Exhausted || b.RetryAfter <= 0 || res.inFlightDenied() {
+	if b.Reason != Exhausted && b.Reason != LockedOut || b.RetryAfter <= 0 || res.inFlightDenied() || res.lockoutCounted() {
 		return
+	}
+	if b.Reason == LockedOut {
+		cost = 1 // a lockout denies every cost, a cheaper one too
 	}
 	e := &denyEntry{plan: p, until: now.Add(b.RetryAfter), cost: cost, at: now, res: *res, lookup: lookup, asked: now}
 	c.mu.Lock()
@@ -246,6 +257,18 @@ func (c *denyCache) put(id string, p *plan, lookup [sha256.Size]byte, cost int64
 	}
 	c.entries[id] = e
 	c.held.Store(int64(len(c.entries)))
+}
+
+// lockoutCounted reports whether a limit of r with a [Lockout] denied it
+// for want of quota ([Exhausted]): the store counted the denial toward a
+// lockout.
+func (r *Result) lockoutCounted() bool {
+	for i, l := range r.limits {
+		if l.Lockout.After > 0 && r.verdict(i).reason == Exhausted {
+			return true
+		}
+	}
+	return false
 }
 
 // inFlightDenied reports whether a Concurrency limit denied r.

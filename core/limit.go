@@ -133,12 +133,20 @@ type Limit struct {
 // previous one lasts Multiplier times longer, up to Max. The denials are
 // counted in the same store call as the take, so two nodes cannot both miss
 // the After-th one; the state expires with the cool-down.
+//
+// A denial counts when this limit itself denied a take of cost above zero
+// for want of quota ([Exhausted]): not a cost above its capacity
+// ([CostTooHigh]), not a take that another limit of the tier denied, and
+// not the denials of a client already locked out. While locked out, a take
+// charges nothing and a peek (cost 0) reports the lockout too. The zero
+// value locks no one out; [Limit.Validate] checks the rest, and
+// [Lockout.Effective] states the defaults of the zero fields.
 type Lockout struct {
 	After      int64         // denials that lock the client out; 0: no lockout
 	Within     time.Duration // the window the denials are counted in
 	For        time.Duration // the first lockout
 	Multiplier int64         // each further lockout within Cooldown: this many times longer (1: always For)
-	Max        time.Duration // the longest lockout (0: For × Multiplier⁴)
+	Max        time.Duration // the longest lockout (0: For × Multiplier⁴, at most 366 days)
 	Cooldown   time.Duration // how long a lockout is remembered after it ends (0: For)
 }
 
@@ -293,7 +301,9 @@ func appendPeriodName(b []byte, d time.Duration) []byte {
 // unknown algorithm, a Burst on a window algorithm, a name with
 // characters outside [A-Za-z0-9_.-], or a calendar quota without a unit
 // or Location, on time.Local, or whose Period is not the unit's nominal
-// length ([Calendar]).
+// length ([Calendar]), or a [Lockout] that is set but incomplete or out of
+// bounds, or set on a [Concurrency] limit (the field is named
+// "Lockout.Within" and so on).
 func (l Limit) Validate() error {
 	if err := l.validate(); err != nil {
 		return fmt.Errorf("ratelimit: %w", err)
@@ -333,6 +343,9 @@ func (l Limit) validate() error {
 	if err := l.Calendar.validate(l.EffectiveName(), l.Algorithm, l.Period); err != nil {
 		return err
 	}
+	if err := l.Lockout.validate(l.EffectiveName(), l.Algorithm); err != nil {
+		return err
+	}
 	return validateField("limit Name", l.EffectiveName(), maxNameLen)
 }
 
@@ -353,6 +366,9 @@ func (l Limit) validateLeased() error {
 			l.EffectiveName(), l.Burst, l.Rate)
 	}
 	if err := l.Calendar.validate(l.EffectiveName(), l.Algorithm, l.Period); err != nil {
+		return err
+	}
+	if err := l.Lockout.validate(l.EffectiveName(), l.Algorithm); err != nil {
 		return err
 	}
 	return validateField("limit Name", l.EffectiveName(), maxNameLen)

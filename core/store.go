@@ -17,9 +17,17 @@ type Store interface {
 	//
 	// Take is all-or-nothing: if any limit denies, no limit is charged.
 	// A cost of zero is a peek: it charges nothing and reports the state
-	// (Allowed is then true). The caller guarantees len(keys) ==
-	// len(limits) >= 1, cost >= 0 and valid limits ([Limit.Validate]); the
-	// keys of one call share the hash tag of one client ([KeyBuilder]).
+	// (Allowed is then true, unless a [Lockout] holds the client). The
+	// caller guarantees len(keys) == len(limits) >= 1, cost >= 0 and valid
+	// limits ([Limit.Validate]); the keys of one call share the hash tag of
+	// one client ([KeyBuilder]).
+	//
+	// A limit with a [Lockout] counts its denials in the same call, as its
+	// documentation says, and keeps that state under a key of its own that
+	// the store derives from the limit's key: the algorithm tag replaced by
+	// "x" (<prefix>:{<identity>}:<limit name>:x), in the same hash tag.
+	// While the client is locked out, that limit's decision is [LockedOut]
+	// and the other limits report their peek.
 	Take(ctx context.Context, dst []Decision, keys []string, limits []Limit, cost int64) ([]Decision, error)
 }
 

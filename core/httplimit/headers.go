@@ -289,7 +289,8 @@ func moreQuotaDelay(d core.Decision) time.Duration {
 }
 
 // waitCures reports whether d denies until its RetryAfter, which the
-// reset fields then report: an exhausted quota, a block, a lockout.
+// reset fields then report: an exhausted quota, a block, or a
+// [core.Lockout] (no quota comes back before the lockout ends).
 func waitCures(d core.Decision) bool {
 	return !d.Allowed && (d.Reason == core.Exhausted || d.Reason == core.Blocked || d.Reason == core.LockedOut)
 }

@@ -83,3 +83,31 @@ func benchmarkTakeParallel(b *testing.B, numKeys int) {
 		}
 	})
 }
+
+// BenchmarkTakeLockout measures one take of a GCRA limit with a Lockout,
+// a key with state, admitted and locked out. Compare with
+// BenchmarkTake/one-key/serial, the same take without a Lockout.
+func BenchmarkTakeLockout(b *testing.B) {
+	lo := core.Lockout{After: 1, Within: time.Hour, For: time.Hour}
+	for _, tt := range []struct {
+		name  string
+		limit core.Limit
+	}{{"admitted", core.PerHour(1 << 40)}, {"locked-out", core.PerHour(1)}} {
+		b.Run(tt.name, func(b *testing.B) {
+			s, err := memstore.New()
+			if err != nil {
+				b.Fatal(err)
+			}
+			limits := []core.Limit{tt.limit.WithLockout(lo)}
+			keys := []string{"rl:{client}:login:g"}
+			dst := make([]core.Decision, 0, 1)
+			for range 2 { // state, and for locked-out the denial that locks out
+				dst, _ = s.Take(context.Background(), dst[:0], keys, limits, 1)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				dst, _ = s.Take(context.Background(), dst[:0], keys, limits, 1)
+			}
+		})
+	}
+}

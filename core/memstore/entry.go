@@ -10,15 +10,17 @@ type entry struct {
 	// once now > expireAt.
 	expireAt int64
 	state
-	ext *extState // SlidingLog and Concurrency only
+	ext *extState // SlidingLog, Concurrency and lockout entries only
 }
 
 // extState is the state of the algorithms that keep more than [state]
-// holds, behind one pointer, so that every entry stays 64 bytes.
+// holds, and of lockouts, behind one pointer, so that every entry stays 64
+// bytes.
 type extState struct {
-	log    timeLog  // SlidingLog
-	leases leaseSet // Concurrency
-	tombs  leaseSet // Concurrency: leases released before their take ran, by expiry
+	log    timeLog   // SlidingLog
+	leases leaseSet  // Concurrency
+	tombs  leaseSet  // Concurrency: leases released before their take ran, by expiry
+	lock   lockState // the lockout entry of a limit ([lockoutEntry])
 }
 
 // state is the fixed-size state of GCRA, TokenBucket, FixedWindow,

@@ -114,9 +114,13 @@ func (s *Store) takeChecked(ctx context.Context, dst []core.Decision, keys []str
 	// The slots live on the stack. A one-limit take, the common case, has
 	// its own path with one slot: zeroing eight slots (over a kilobyte) on
 	// every take is a measurable part of its cost.
+	// A take with a Lockout has its own path, so that those without one
+	// pay one test per limit for it.
 	switch {
-	case len(keys) == 1:
+	case len(keys) == 1 && limits[0].Lockout.After == 0:
 		return s.takeOne(dst, keys[0], &limits[0], cost, lease), nil
+	case hasLockout(limits):
+		return s.takeLockoutSlots(dst, keys, limits, cost, lease), nil
 	case len(keys) <= maxInline:
 		var buf [maxInline]slot
 		return s.take(dst, keys, limits, cost, lease, buf[:len(keys)]), nil
@@ -321,7 +325,9 @@ func validateTake(ctx context.Context, keys []string, limits []core.Limit, cost 
 	for i := range limits {
 		l := &limits[i] // a Limit is 64 bytes: not copied per check
 		if l.Rate <= 0 || l.Burst < 0 || l.Period < time.Microsecond || l.Algorithm > core.Concurrency ||
-			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit.Period() == 0) {
+			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit.Period() == 0) ||
+			l.Lockout.After != 0 && (l.Lockout.After < 0 || l.Lockout.Within < time.Microsecond ||
+				l.Lockout.For < time.Microsecond || l.Algorithm == core.Concurrency) {
 			return l.Validate() // names the limit and the field
 		}
 		if l.Algorithm == core.Concurrency && cost > 0 && lease == "" {

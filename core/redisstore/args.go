@@ -33,7 +33,9 @@ func validateTake(keys []string, limits []core.Limit, cost int64, lease string) 
 	}
 	for i, l := range limits {
 		if l.Rate <= 0 || l.Period < time.Microsecond || l.Capacity() <= 0 || l.Algorithm.Tag() == "?" ||
-			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit.Period() == 0) {
+			l.Algorithm == core.CalendarWindow && (l.Calendar.Location == nil || l.Calendar.Unit.Period() == 0) ||
+			l.Lockout.After != 0 && (l.Lockout.After < 0 || l.Lockout.Within < time.Microsecond ||
+				l.Lockout.For < time.Microsecond || l.Algorithm == core.Concurrency) {
 			return fmt.Errorf("limit %d is invalid (validate limits with Limit.Validate)", i)
 		}
 		if l.Algorithm == core.Concurrency && cost > 0 && lease == "" {
@@ -43,24 +45,32 @@ func validateTake(keys []string, limits []core.Limit, cost int64, lease string) 
 	return nil
 }
 
-// call returns the program of a take of limits and its EVALSHA: keys, then
-// the ARGV of [Store.appendArgs].
+// call returns the program of a take of limits and its EVALSHA: keys (and
+// the lockout keys of the limits with a Lockout, [appendLockoutKeys]),
+// then the ARGV of [Store.appendArgs].
 func (s *Store) call(ctx context.Context, keys []string, limits []core.Limit, cost int64, lease string) (*program, *redis.IntSliceCmd) {
-	n := maxOneArgs
-	if !hasOwn(limits) {
-		n = 3 + argsPerLimit*len(limits) // now, cost, the limits, a lease; calendars grow it
-	}
 	p := s.progs.choose(limits)
-	return p, newCall(ctx, s.appendArgs(p.evalSha(keys, n), limits, cost, lease))
+	if hasOwn(limits) {
+		return p, newCall(ctx, s.appendOneArgs(p.evalSha(keys, maxOneArgs), limits[0], cost))
+	}
+	m := lockouts(limits)
+	// The lockout keys, now, cost, the limits, their lockouts, a lease;
+	// calendars grow it.
+	a := p.evalSha(keys, m+3+argsPerLimit*len(limits)+lockoutArgs*m)
+	if m > 0 {
+		a = appendLockoutKeys(a, keys, limits)
+	}
+	return p, newCall(ctx, s.appendArgs(a, limits, cost, lease))
 }
 
 // appendArgs appends the ARGV of a take of limits to a
 // (docs/redis-protocol.md). For one limit with a program of its own
 // ([hasOwn]), those of its program ([Store.appendOneArgs]). Otherwise
-// those of the program "take": now or "", cost, then algorithm, rate,
-// period (µs) and capacity of every limit (boxed once, [boxes]), then the
-// boundaries of the calendar windows, if any, then the lease id unless it
-// is "" or no limit is a Concurrency limit.
+// those of the program "take": now or "", cost, then algorithm (plus 16
+// with a Lockout), rate, period (µs) and capacity of every limit (boxed
+// once, [boxes]), then the boundaries of the calendar windows, if any, then
+// the values of the lockouts, if any ([Store.appendLockouts]), then the
+// lease id unless it is "" or no limit is a Concurrency limit.
 func (s *Store) appendArgs(a []any, limits []core.Limit, cost int64, lease string) []any {
 	if hasOwn(limits) {
 		return s.appendOneArgs(a, limits[0], cost)
@@ -71,18 +81,26 @@ func (s *Store) appendArgs(a []any, limits []core.Limit, cost int64, lease strin
 		a = append(a, "")
 	}
 	a = append(a, cost)
-	calendars := 0
+	calendars, locks := 0, 0
 	for _, l := range limits {
+		alg := int64(l.Algorithm)
+		if l.Lockout.After > 0 {
+			alg += lockoutFlag
+			locks++
+		}
 		if l.Algorithm == core.CalendarWindow {
 			first := 2 + argsPerLimit*len(limits) + calendarArgs*calendars + 1 // ARGV is 1-based
-			a = append(a, int64(l.Algorithm), s.boxes.box(l.Rate), s.boxes.box(l.Period.Microseconds()), first)
+			a = append(a, alg, s.boxes.box(l.Rate), s.boxes.box(l.Period.Microseconds()), first)
 			calendars++
 			continue
 		}
-		a = append(a, int64(l.Algorithm), s.boxes.box(l.Rate), s.boxes.box(l.Period.Microseconds()), s.boxes.box(l.Capacity()))
+		a = append(a, alg, s.boxes.box(l.Rate), s.boxes.box(l.Period.Microseconds()), s.boxes.box(l.Capacity()))
 	}
 	if calendars > 0 {
 		a = s.appendBoundaries(a, limits)
+	}
+	if locks > 0 {
+		a = s.appendLockouts(a, limits)
 	}
 	if lease != "" && leased(limits) {
 		a = append(a, lease)

@@ -31,9 +31,10 @@ var oneLimit = [...]struct {
 // script on every call, definitions included, so a take of one limit runs
 // a program that holds only its algorithm's code; takes of several limits
 // run the joined program, which defines every algorithm and evaluates them
-// all before writing. Both are built from the same file per algorithm. A take of one calendar or concurrency limit runs the
-// joined program too. Releases and renewals of leases run a program of
-// their own.
+// all before writing. Both are built from the same file per algorithm. A
+// take of one calendar or concurrency limit, or of a limit with a lockout,
+// runs the joined program too. Releases and renewals of leases run a
+// program of their own.
 type programs struct {
 	one     [len(oneLimit)]program // by core.Algorithm
 	many    program                // "take"
@@ -151,11 +152,12 @@ func (p *programs) choose(limits []core.Limit) *program {
 }
 
 // hasOwn reports whether a take of limits runs a program of its own
-// algorithm: one limit of the five classic algorithms. Calendar and
-// concurrency limits, and several limits, run "take". choose and
-// [Store.args] ask it both, so the program and its ARGV agree.
+// algorithm: one limit of the five classic algorithms, without a
+// [core.Lockout]. Calendar and concurrency limits, limits with a lockout,
+// and several limits, run "take". choose and [Store.args] ask it both, so
+// the program and its ARGV agree.
 func hasOwn(limits []core.Limit) bool {
-	return len(limits) == 1 && int(limits[0].Algorithm) < len(oneLimit)
+	return len(limits) == 1 && int(limits[0].Algorithm) < len(oneLimit) && limits[0].Lockout.After == 0
 }
 
 // list returns the programs as Scripts: the one-limit ones in the order of

@@ -31,9 +31,9 @@ type Script struct {
 	// Name is "take_<algorithm>" (take_gcra, take_token_bucket,
 	// take_fixed_window, take_sliding_window, take_sliding_log) for a
 	// take of one limit, "take" for a take of several (and of one
-	// calendar or concurrency limit), "lease" for the release and
-	// renewal of a concurrency limit's lease, and "control" for the
-	// controls of a key prefix ([Store.SetControl], [Store.Controls]).
+	// calendar or concurrency limit, or limit with a lockout), "lease" for
+	// the release and renewal of a concurrency limit's lease, and "control"
+	// for the controls of a key prefix ([Store.SetControl], [Store.Controls]).
 	Name string
 	// Source is the program's text, byte for byte what EVAL sends.
 	Source string
@@ -57,7 +57,8 @@ func Scripts() []Script {
 // joinedSource returns the text of the program "take", for takes of
 // several limits: common.lua (shared helpers), the functions of every
 // algorithm of joinedAlgorithms ([algorithm.functions]), then take.lua,
-// the entry point that dispatches to them.
+// the entry point that dispatches to them, then lockout.lua, where a take
+// with a lockout goes on (a take without one returns before it).
 func joinedSource() (string, error) {
 	var src strings.Builder
 	if err := appendFiles(&src, "common.lua"); err != nil {
@@ -71,7 +72,7 @@ func joinedSource() (string, error) {
 		src.WriteString(alg.functions(a.String()))
 		src.WriteByte('\n')
 	}
-	if err := appendFiles(&src, "take.lua"); err != nil {
+	if err := appendFiles(&src, "take.lua", "lockout.lua"); err != nil {
 		return "", err
 	}
 	return src.String(), nil

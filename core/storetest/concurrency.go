@@ -60,6 +60,11 @@ type concurrencyCase struct {
 // every limit charged exactly for the admitted takes, which checks that
 // multi-limit takes stay all-or-nothing.
 //
+// A limit with a [core.Lockout] is hammered the same way, phase after
+// phase: exactly After − 1 denials are counted before each lockout, and
+// each lockout's length shows its level went up by exactly one, so no
+// store let two takes read the same count.
+//
 // When the stores hold leases ([core.Capabilities]) it also runs requests through a
 // [core.Limiter] per store with a [core.Concurrency] limit beside a rate
 // limit: 64 goroutines over 4 clients acquire, count themselves in flight,
@@ -91,6 +96,10 @@ func RunConcurrency(t *testing.T, newStores func(t *testing.T, now func() time.T
 	})
 	t.Run("Controls: concurrent writers on two clients lose no change", func(t *testing.T) {
 		runControlConcurrency(t, newStores)
+	})
+	t.Run("Lockout: one lockout per After denials", func(t *testing.T) {
+		clock := NewClock()
+		testLockoutConcurrency(t, newStores(t, clock.Now, concurrencyStores), clock)
 	})
 }
 

@@ -35,12 +35,15 @@ const (
 // defines one answer for every take, and the stores must give it bit for
 // bit. It also checks each decision for what no store may answer: a
 // negative or overlong wait, a Remaining beyond the capacity, a Reason
-// that contradicts Allowed.
+// that contradicts Allowed, a LockedOut decision of a limit without a
+// Lockout or longer than its longest lockout.
 //
 // Each of 600 cases draws one to three limits from the whole valid range
 // (all six algorithms, calendar windows in zones with DST; Rate from 1 to 2⁴⁰, Period from 1µs to 366 days,
 // Burst up to the bound on Burst × Period / Rate, the bounds themselves
-// included), a start from 1970 to 2060, and 24 takes: costs of 0, 1, a
+// included; a third of them with a Lockout of one to four denials, whose
+// durations are about the period's or at a bound), a start from 1970 to
+// 2060, and 24 takes: costs of 0, 1, a
 // few, about the capacity and far above it; gaps of 0, 1µs around the
 // last RetryAfter, fractions and multiples of the limits' intervals and
 // periods, and clock steps back (a failover to a server whose clock is
@@ -157,15 +160,30 @@ func diffProblem(limits []core.Limit, cost int64, behind time.Duration, want, go
 		if diff := decisionDiff(want[i], got[i]); diff != "" {
 			return fmt.Sprintf("limit %d (%s): %s differ", i, l.Algorithm, diff)
 		}
-		if p := insane(l, cost, behind, want[i]); p != "" {
+		if p := insane(l, cost, behind, lockedOutTake(want), want[i]); p != "" {
 			return fmt.Sprintf("limit %d (%s): %s", i, l.Algorithm, p)
 		}
 	}
 	return ""
 }
 
-// insane names what no store may answer for l, or returns "".
-func insane(l core.Limit, cost int64, behind time.Duration, d core.Decision) string {
+// lockedOutTake reports whether a limit of a take was denied LockedOut:
+// the other limits of the take may then report their peek.
+func lockedOutTake(ds []core.Decision) bool {
+	for _, d := range ds {
+		if d.Reason == core.LockedOut {
+			return true
+		}
+	}
+	return false
+}
+
+// insane names what no store may answer for l in a take of cost (locked
+// when a limit of the take was denied LockedOut), or returns "".
+func insane(l core.Limit, cost int64, behind time.Duration, locked bool, d core.Decision) string {
+	if d.Reason == core.LockedOut {
+		return insaneLockedOut(l, behind, d)
+	}
 	longest := behind + max(refill(l), 2*l.Period.Truncate(us)) + us
 	switch {
 	case d.Remaining < 0 || d.Remaining > l.Capacity():
@@ -180,12 +198,31 @@ func insane(l core.Limit, cost int64, behind time.Duration, d core.Decision) str
 		return fmt.Sprintf("allowed with RetryAfter %v", d.RetryAfter)
 	case cost == 0 && !d.Allowed:
 		return "a peek denied"
-	case (d.Reason == core.CostTooHigh) != (cost > l.Capacity() && l.Algorithm != core.Concurrency):
+	case !locked && (d.Reason == core.CostTooHigh) != (cost > l.Capacity() && l.Algorithm != core.Concurrency):
 		return fmt.Sprintf("Reason %v for cost %d of capacity %d", d.Reason, cost, l.Capacity())
 	case d.Reason == core.CostTooHigh && d.RetryAfter != 0:
 		return fmt.Sprintf("CostTooHigh with RetryAfter %v", d.RetryAfter)
 	case d.Reason == core.Exhausted && d.RetryAfter <= 0:
 		return "Exhausted without a RetryAfter"
+	}
+	return ""
+}
+
+// insaneLockedOut names what is wrong with d, a LockedOut decision of l,
+// or returns "": only a limit with a Lockout gives one, denied with nothing
+// remaining, for at most the longest lockout (longer by as much as the
+// clock went back), and full again no sooner than it ends.
+func insaneLockedOut(l core.Limit, behind time.Duration, d core.Decision) string {
+	longest := behind + l.Lockout.Effective().Max + us
+	switch {
+	case l.Lockout.After == 0:
+		return "LockedOut without a Lockout"
+	case d.Allowed || d.Remaining != 0:
+		return fmt.Sprintf("LockedOut with Allowed %v, Remaining %d", d.Allowed, d.Remaining)
+	case d.RetryAfter <= 0 || d.RetryAfter > longest:
+		return fmt.Sprintf("LockedOut with RetryAfter %v outside (0, %v]", d.RetryAfter, longest)
+	case d.ResetAfter < d.RetryAfter:
+		return fmt.Sprintf("LockedOut with ResetAfter %v before its RetryAfter %v", d.ResetAfter, d.RetryAfter)
 	}
 	return ""
 }
@@ -309,6 +346,9 @@ func randomLimit(rnd *rand.Rand, name string) core.Limit {
 			l.Burst = randomCount(rnd, maxBurst(l))
 		}
 	}
+	if rnd.Float64() < 0.3 {
+		l.Lockout = randomLockout(rnd, l.Period)
+	}
 	if err := l.Validate(); err != nil {
 		panic(fmt.Sprintf("storetest: random limit %+v: %v", l, err))
 	}
@@ -334,6 +374,32 @@ func newPeriods(rnd *rand.Rand, limits []core.Limit) ([]core.Limit, bool) {
 		}
 	}
 	return next, changed
+}
+
+// randomLockout returns a valid Lockout for a limit of period: a few
+// denials (so that the 24 takes of a case lock out, often more than once),
+// counted within a window, and lockouts and a cool-down, of lengths about
+// the period's, sometimes at a bound; Multiplier, Max and Cooldown are
+// often left to their defaults.
+func randomLockout(rnd *rand.Rand, period time.Duration) core.Lockout {
+	around := func() time.Duration { // about the period, within the bounds
+		switch r := rnd.Float64(); {
+		case r < 0.05:
+			return us
+		case r < 0.1:
+			return maxPeriod
+		}
+		return min(maxPeriod, randomUpTo(rnd, 3*period))
+	}
+	lo := core.Lockout{After: 1 + rnd.Int64N(4), Within: around(), For: around()}
+	lo.Multiplier = []int64{0, 1, 2, 3, 10, maxRate}[rnd.IntN(6)]
+	if rnd.Float64() < 0.5 {
+		lo.Max = max(lo.For, around())
+	}
+	if rnd.Float64() < 0.5 {
+		lo.Cooldown = around()
+	}
+	return lo
 }
 
 // randomPeriod returns a Period from 1µs to 366 days: a bound, a usual
@@ -416,10 +482,15 @@ func decisionsString(ds []core.Decision) string {
 func limitsString(ls []core.Limit) string {
 	parts := make([]string, len(ls))
 	for i, l := range ls {
-		parts[i] = fmt.Sprintf("{%s Rate:%d Period:%v (%dµs) Burst:%d}", l.Algorithm, l.Rate, l.Period, l.Period/us, l.Burst)
+		parts[i] = fmt.Sprintf("{%s Rate:%d Period:%v (%dµs) Burst:%d", l.Algorithm, l.Rate, l.Period, l.Period/us, l.Burst)
 		if l.Algorithm == core.CalendarWindow {
-			parts[i] = fmt.Sprintf("{%s Rate:%d per %s in %s}", l.Algorithm, l.Rate, l.Calendar.Unit, l.Calendar.Location)
+			parts[i] = fmt.Sprintf("{%s Rate:%d per %s in %s", l.Algorithm, l.Rate, l.Calendar.Unit, l.Calendar.Location)
 		}
+		if lo := l.Lockout; lo.After > 0 {
+			parts[i] += fmt.Sprintf(" Lockout:{After:%d Within:%v For:%v Multiplier:%d Max:%v Cooldown:%v}",
+				lo.After, lo.Within, lo.For, lo.Multiplier, lo.Max, lo.Cooldown)
+		}
+		parts[i] += "}"
 	}
 	return strings.Join(parts, " ")
 }

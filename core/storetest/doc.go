@@ -48,7 +48,13 @@
 // charged); calendar windows (days of 23 and 25 hours across DST in
 // Madrid and New York, month ends in leap and common years, ISO weeks
 // across a year end, a clock going back across local midnight, a calendar
-// day beside a bucket); and multi-limit takes, which are all-or-nothing.
+// day beside a bucket); multi-limit takes, which are all-or-nothing; and
+// lockouts ([core.Lockout]): the After-th denial within Within locks the
+// client out and reports LockedOut, denials while locked out, peeks,
+// costs above the capacity and another limit's denials are not counted,
+// each lockout within the cool-down lasts Multiplier times longer up to
+// Max, the end of the cool-down brings the level back to 1, and a lockout
+// beside other limits (a calendar day among them) leaves them peeked.
 // Calendar cases need the system's time zone database. After every
 // step the suite also checks that a denied take changed nothing (the same
 // take again gets the same decision) and that a peek at the same instant

@@ -33,6 +33,8 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("CalendarWindow", func(t *testing.T) { runSequences(t, newStore, calendarTests(t)) })
 	t.Run("MultiLimit", func(t *testing.T) { runSequences(t, newStore, multiLimitTests()) })
 	t.Run("Concurrency", func(t *testing.T) { runLeaseSequences(t, newStore) })
+	t.Run("Lockout", func(t *testing.T) { runLockoutSequences(t, newStore, lockoutTests()) })
+	t.Run("Lockout beside a Concurrency limit", func(t *testing.T) { testLockoutBesideConcurrency(t, newStore) })
 	t.Run("GCRA matches TokenBucket on random takes", func(t *testing.T) { testEquivalence(t, newStore) })
 	t.Run("clock going backwards admits no more", func(t *testing.T) { testClockBackwards(t, newStore) })
 	t.Run("clock going backwards: the key's own time", func(t *testing.T) { runSequences(t, newStore, clockBackTests()) })

@@ -106,3 +106,27 @@ func TagBounds(key string) (start, end int) {
 	}
 	return 0, len(key)
 }
+
+// LockoutTag stands in a key where an algorithm tag would: the key
+// <prefix>:{<id>}:<limit name>:x holds the lockout state of that limit
+// (core.Lockout) beside its own state, under the same hash tag. No
+// algorithm has it.
+const LockoutTag = "x"
+
+// LockoutKey returns the key of the lockout state of the limit whose state
+// key is key: key with its algorithm tag, what follows its last ':',
+// replaced by [LockoutTag]. The stores derive it from the state key a take
+// is given, so that it shares the client's hash tag and its Cluster slot.
+func LockoutKey(key string) string {
+	return string(AppendLockoutKey(make([]byte, 0, len(key)), key))
+}
+
+// AppendLockoutKey appends [LockoutKey](key) to dst, so that a store can
+// look it up in a map without allocating.
+func AppendLockoutKey(dst []byte, key string) []byte {
+	i := strings.LastIndexByte(key, ':')
+	if i < 0 { // not a key of the layout: the tag is appended
+		return append(append(append(dst, key...), ':'), LockoutTag...)
+	}
+	return append(append(dst, key[:i+1]...), LockoutTag...)
+}

@@ -118,3 +118,21 @@ func TestValidPrefix(t *testing.T) {
 		})
 	}
 }
+
+func TestLockoutKey(t *testing.T) {
+	tests := []struct{ key, want string }{
+		{Key("rl", "alice", "login", "g"), "rl:{alice}:login:x"},
+		{Key("app:rl", "2001:db8::/64", "per-minute", "c"), "app:rl:{2001:db8::/64}:per-minute:x"},
+		{Key("rl", SafeIdentity("a}b{"), "1-per-1s", "l"), "rl:{" + SafeIdentity("a}b{") + "}:1-per-1s:x"},
+		{"no-colon", "no-colon:x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			assert.Equal(t, tt.want, LockoutKey(tt.key))
+			assert.Equal(t, "pre"+tt.want, string(AppendLockoutKey([]byte("pre"), tt.key)))
+		})
+	}
+	n := Parse(LockoutKey(Key("rl", "alice", "login", "g")))
+	assert.Equal(t, Name{Prefix: "rl", Tag: "alice", Limit: "login", Algorithm: LockoutTag, HasTag: true, OK: true}, n,
+		"a lockout key follows the layout, with the lockout tag")
+}

@@ -5,7 +5,8 @@
 -- fixed_window.lua, sliding_window.lua, sliding_log.lua,
 -- calendar_window.lua, concurrency.lua, in that order), then take.lua,
 -- which holds the program's KEYS, ARGV and reply (and
--- docs/redis-protocol.md). A take of one limit of the first five
+-- docs/redis-protocol.md), then lockout.lua, the end of a take with a
+-- lockout. A take of one limit of the first five
 -- algorithms runs take_<algorithm>.lua instead, built from the same
 -- algorithm file.
 --   KEYS:  none read here.
