@@ -178,12 +178,12 @@ func (p *Policy) newLimiters(store, fallback core.Store, reg prometheus.Register
 	// A guesser who keeps going after the limit is locked out (reason
 	// LockedOut, problem type "locked-out"): 10 denials within a minute lock
 	// it out for 30s, each further lockout within the cool-down twice as
-	// long, up to an hour. The denials must reach the store to be counted,
-	// so this limiter has no deny cache: a guesser's flood costs one store
-	// call a request until the lockout, which the store answers alone.
+	// long, up to an hour. The deny cache lets the denials a lockout counts
+	// through to the store (at most 10 a minute per guesser), then holds
+	// the lockout: the guesser's flood costs the store nothing until it ends.
 	login := LoginLimit()
 	p.Login, loginErr = newLimiter("login", store, reg, violations, core.WithLimits(login),
-		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1), core.WithDenyCache(0))
+		core.WithFailureMode(core.FailLocal), core.WithFallback(fallback, 1))
 	// Fail open: this limit smooths a sender's bursts; it guards no secret.
 	// A sliding window: no burst at the window's boundary.
 	hook := core.Limit{Rate: 100, Period: 10 * time.Second, Name: "webhook", Algorithm: core.SlidingWindow}
