@@ -206,7 +206,21 @@ func (l *Limiter) newTierSet(tiers []Tier, def string) (*tierSet, error) {
 	if err := l.checkLeaser(ts); err != nil {
 		return nil, err
 	}
+	for _, name := range slices.Sorted(maps.Keys(ts.plans)) {
+		if err := l.checkLockouts(ts.plans[name]); err != nil {
+			return nil, err
+		}
+	}
 	return ts, nil
+}
+
+// checkLockouts reports a limit of p with a [Lockout] over a store (or
+// fallback store) that does not count lockouts.
+func (l *Limiter) checkLockouts(p *plan) error {
+	if err := checkLockouts(l.store, "store", p.name, p.limits); err != nil {
+		return err
+	}
+	return checkLockouts(l.fallback, "fallback store", p.name, p.limits)
 }
 
 // checkLeaser reports a tier of ts with a Concurrency limit over a store

@@ -149,6 +149,9 @@ func (l *Limiter) overridden(ts *tierSet, base *plan, limits []Limit) (*plan, er
 	if len(q.leased) > len(base.leased) && !ts.leases() {
 		return nil, fmt.Errorf("ratelimit: override of tier %q: limit %q is a Concurrency limit, and the limiter has none", base.name, q.limits[q.leased[0]].Name)
 	}
+	if err := l.checkLockouts(q); err != nil {
+		return nil, err
+	}
 	return q, nil
 }
 

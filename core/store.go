@@ -81,6 +81,12 @@ type Capabilities struct {
 	// Leases says that the store executes [Concurrency] limits: it
 	// implements [Leaser], as core/memstore and core/redisstore do.
 	Leases bool
+	// Lockouts says that the store counts the denials of a limit with a
+	// [Lockout] in its takes and locks the client out, as core/memstore
+	// and core/redisstore do. [NewLimiter], [Limiter.SetTiers] and
+	// [Limiter.SetOverride] refuse a limit with a Lockout over a store (or
+	// fallback store) without it, which would never lock anyone out.
+	Lockouts bool
 }
 
 // A Capable store states its [Capabilities]. A [Store] that is not one
@@ -110,6 +116,22 @@ func leaserOf(s Store) (Leaser, error) {
 		return nil, fmt.Errorf("%T does not implement core.Leaser (its Capabilities state Leases, but it lacks Leaser's methods)", s)
 	}
 	return ls, nil
+}
+
+// checkLockouts reports a limit with a [Lockout] among limits (of the tier
+// tier) when s does not count lockouts ([Capabilities].Lockouts); role
+// names s in the error.
+func checkLockouts(s Store, role, tier string, limits []Limit) error {
+	if s == nil || CapabilitiesOf(s).Lockouts {
+		return nil
+	}
+	for _, l := range limits {
+		if l.Lockout != (Lockout{}) {
+			return fmt.Errorf("ratelimit: tier %q: limit %q has a Lockout, but the %s (%T) does not count lockouts (its Capabilities do not state Lockouts)",
+				tier, l.EffectiveName(), role, s)
+		}
+	}
+	return nil
 }
 
 // clockFunc is a time source: a store's clock ([Capabilities].Clock) or

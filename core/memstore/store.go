@@ -81,7 +81,7 @@ func (s *Store) Clock() func() time.Time { return s.now }
 // (NonBlocking, so a [core.Limiter] gives it no deadline), the store holds
 // leases ([core.Leaser]), and its Clock is that of [WithClock].
 func (s *Store) Capabilities() core.Capabilities {
-	return core.Capabilities{NonBlocking: true, Clock: s.now, Leases: true}
+	return core.Capabilities{NonBlocking: true, Clock: s.now, Leases: true, Lockouts: true}
 }
 
 // A slot is the work on one limit of a take.

@@ -13,5 +13,5 @@ func (s *Store) Capabilities() core.Capabilities { return s.caps }
 
 // capabilities builds what [Store.Capabilities] returns.
 func (s *Store) capabilities() core.Capabilities {
-	return core.Capabilities{Shard: s.Shard, Clock: s.now, CheckTimeout: s.CheckTimeout, Leases: true}
+	return core.Capabilities{Shard: s.Shard, Clock: s.now, CheckTimeout: s.CheckTimeout, Leases: true, Lockouts: true}
 }

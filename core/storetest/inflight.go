@@ -20,8 +20,10 @@ const (
 	inFlightMax      = 3 // N of the Concurrency limit
 	inFlightRequests = 12
 	// inFlightHold is how long an admitted "request" runs: long enough
-	// for the other goroutines of its client to find its place taken.
-	inFlightHold = 2 * time.Millisecond
+	// for the other goroutines of its client to find its place taken,
+	// even over a store whose takes of one client queue on a loaded
+	// machine (a database row lock: a few ms each).
+	inFlightHold = 20 * time.Millisecond
 )
 
 // inFlightTimeout returns the limiters' timeout in testInFlight: 10 s, so

@@ -33,8 +33,14 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("CalendarWindow", func(t *testing.T) { runSequences(t, newStore, calendarTests(t)) })
 	t.Run("MultiLimit", func(t *testing.T) { runSequences(t, newStore, multiLimitTests()) })
 	t.Run("Concurrency", func(t *testing.T) { runLeaseSequences(t, newStore) })
-	t.Run("Lockout", func(t *testing.T) { runLockoutSequences(t, newStore, lockoutTests()) })
-	t.Run("Lockout beside a Concurrency limit", func(t *testing.T) { testLockoutBesideConcurrency(t, newStore) })
+	t.Run("Lockout", func(t *testing.T) {
+		skipWithoutLockouts(t, newStore(t, NewClock().Now))
+		runLockoutSequences(t, newStore, lockoutTests())
+	})
+	t.Run("Lockout beside a Concurrency limit", func(t *testing.T) {
+		skipWithoutLockouts(t, newStore(t, NewClock().Now))
+		testLockoutBesideConcurrency(t, newStore)
+	})
 	t.Run("GCRA matches TokenBucket on random takes", func(t *testing.T) { testEquivalence(t, newStore) })
 	t.Run("clock going backwards admits no more", func(t *testing.T) { testClockBackwards(t, newStore) })
 	t.Run("clock going backwards: the key's own time", func(t *testing.T) { runSequences(t, newStore, clockBackTests()) })
@@ -42,6 +48,16 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("hostile identities are independent clients", func(t *testing.T) { testIdentities(t, newStore) })
 	t.Run("Take appends to dst", func(t *testing.T) { testAppends(t, newStore) })
 	t.Run("Controls", func(t *testing.T) { runControlCases(t, newStore) })
+}
+
+// skipWithoutLockouts skips, saying so, the cases of lockouts over a store
+// that does not count them ([core.Capabilities].Lockouts): a limiter
+// refuses a limit with a Lockout over it.
+func skipWithoutLockouts(t *testing.T, s core.Store) {
+	t.Helper()
+	if !core.CapabilitiesOf(s).Lockouts {
+		t.Skipf("%T does not count lockouts (its Capabilities do not state Lockouts): lockout cases skipped", s)
+	}
 }
 
 // testAppends checks that Take appends its decisions after what dst
