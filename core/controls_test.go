@@ -502,3 +502,20 @@ func TestControlsConcurrentOperators(t *testing.T) {
 		assert.Equal(t, g%2 == 0, res.Binding().Reason == core.Blocked, "client-%d", g)
 	}
 }
+
+// An override's plan is built from the tiers in force: after SetTiers the
+// overridden client gets the new tier's other limits, with the override's
+// in place.
+func TestOverrideFollowsSetTiers(t *testing.T) {
+	ctx := context.Background()
+	c := newControlled(t, core.WithLimits(core.PerHour(2).WithName("h"), core.PerSecond(100).WithName("s")))
+	require.NoError(t, c.SetOverride(ctx, "acme", core.Override{Limits: []core.Limit{core.PerHour(5).WithName("h")}}))
+	res := c.allow(t, "acme")
+	require.EqualValues(t, 100, res.Decision(1).Limit.Rate)
+
+	require.NoError(t, c.SetTiers([]core.Tier{{Name: "default", Limits: []core.Limit{core.PerHour(2).WithName("h"), core.PerSecond(50).WithName("s")}}}, ""))
+	res = c.allow(t, "acme")
+	assert.True(t, res.Overridden)
+	assert.EqualValues(t, 5, res.Decision(0).Limit.Rate, "the override's")
+	assert.EqualValues(t, 50, res.Decision(1).Limit.Rate, "the new tiers'")
+}
