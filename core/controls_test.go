@@ -2,8 +2,10 @@ package core_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -446,4 +448,76 @@ func TestDenialInFlightDuringAResetIsNotCached(t *testing.T) {
 
 	store.answered = nil
 	assert.True(t, allow(t, l, "x").Allowed, "the reset applies: no denial of before it was cached")
+}
+
+// Operators changing different clients at once, while takes run, lose no
+// change: every client ends with what its operator set last.
+func TestControlsConcurrentOperators(t *testing.T) {
+	ctx := context.Background()
+	c := newControlled(t, core.WithLimits(core.PerSecond(1000).WithName("s")))
+	stop := make(chan struct{})
+	var takers, operators sync.WaitGroup
+	for g := range 8 {
+		takers.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := c.Allow(ctx, fmt.Sprintf("client-%d", (g+i)%8)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for g := range 8 {
+		operators.Go(func() {
+			id := fmt.Sprintf("client-%d", g)
+			for range 50 {
+				if err := c.Block(ctx, id, time.Hour, ""); err != nil {
+					t.Error(err)
+				}
+				if err := c.Unblock(ctx, id); err != nil {
+					t.Error(err)
+				}
+			}
+			if g%2 == 0 {
+				assert.NoError(t, c.Block(ctx, id, time.Hour, "last"))
+			}
+		})
+	}
+	operators.Wait()
+	close(stop)
+	takers.Wait()
+
+	list, err := c.Controls(ctx)
+	require.NoError(t, err)
+	var blocked []string
+	for _, cc := range list {
+		blocked = append(blocked, cc.ID)
+	}
+	assert.Equal(t, []string{"client-0", "client-2", "client-4", "client-6"}, blocked)
+	for g := range 8 {
+		res := c.allow(t, fmt.Sprintf("client-%d", g))
+		assert.Equal(t, g%2 == 0, res.Binding().Reason == core.Blocked, "client-%d", g)
+	}
+}
+
+// An override's plan is built from the tiers in force: after SetTiers the
+// overridden client gets the new tier's other limits, with the override's
+// in place.
+func TestOverrideFollowsSetTiers(t *testing.T) {
+	ctx := context.Background()
+	c := newControlled(t, core.WithLimits(core.PerHour(2).WithName("h"), core.PerSecond(100).WithName("s")))
+	require.NoError(t, c.SetOverride(ctx, "acme", core.Override{Limits: []core.Limit{core.PerHour(5).WithName("h")}}))
+	res := c.allow(t, "acme")
+	require.EqualValues(t, 100, res.Decision(1).Limit.Rate)
+
+	require.NoError(t, c.SetTiers([]core.Tier{{Name: "default", Limits: []core.Limit{core.PerHour(2).WithName("h"), core.PerSecond(50).WithName("s")}}}, ""))
+	res = c.allow(t, "acme")
+	assert.True(t, res.Overridden)
+	assert.EqualValues(t, 5, res.Decision(0).Limit.Rate, "the override's")
+	assert.EqualValues(t, 50, res.Decision(1).Limit.Rate, "the new tiers'")
 }

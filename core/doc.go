@@ -48,6 +48,11 @@
 //     answers with a [Result]: allowed or not, and one [Decision] per
 //     limit, and tells its [Observer]s ([SlogObserver], the Prometheus
 //     observer of metrics/prometheus).
+//   - Controls act on one client, on every node sharing the store: an
+//     override of its limits ([Limiter.SetOverride]), a block
+//     ([Limiter.Block]), an exemption ([Limiter.Exempt]), a reset
+//     ([Limiter.Reset]); [Controls] is the same without a limiter, for
+//     tools. docs/controls.md covers them.
 //
 // # Production behaviour
 //

@@ -33,8 +33,8 @@ func (l *Limiter) newControls(prefix string, caps Capabilities) *Controls {
 
 // controlSnapshot returns the controls a take applies, nil when the store
 // keeps none. It reads the changes first when a read is due and the take
-// must wait for it ([Controls.due]).
-// [Limiter.takeInto] has it written in line: one atomic load.
+// must wait for it ([Controls.due]). [Limiter.takeInto] has it written in
+// line: one atomic load.
 func (l *Limiter) controlSnapshot(ctx context.Context) *controlSnap {
 	if l.ctl == nil {
 		return nil
@@ -122,7 +122,7 @@ func (l *Limiter) overridePlan(ts *tierSet, cc *clientControl, p *plan) *plan {
 	q, err := l.overridden(ts, base, o.Limits)
 	if err != nil {
 		q = base
-		l.renewLog.Emit(context.Background(), slog.LevelError, "ratelimit: override not applied",
+		l.ctl.failLog.Emit(context.Background(), slog.LevelError, "ratelimit: override not applied",
 			slog.String("tier", base.name), slog.String("error", logsample.ErrorText(err)))
 	}
 	cc.plan.Store(&overridePlan{base: base, p: q})
