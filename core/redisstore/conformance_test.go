@@ -124,3 +124,26 @@ func deleteControlKeys(t testing.TB, client redis.UniversalClient, prefix string
 		require.NoError(t, client.Del(context.Background(), key).Err())
 	}
 }
+
+// TestControlNodes: two limiters on two clients of one server or cluster,
+// what one node sets (an override, a block, an unblock, an exemption, a
+// reset), the other applies within core.ControlSyncEvery, its deny cache
+// included (storetest.RunControlNodes).
+func TestControlNodes(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			checker := b.client(t)
+			t.Cleanup(func() {
+				assertKeysExpire(t, checker, storetestKeys)
+				deleteControlKeys(t, checker, storetestKeys)
+			})
+			storetest.RunControlNodes(t, func(t *testing.T, now func() time.Time, n int) []core.Store {
+				stores := make([]core.Store, n)
+				for i, c := range b.clients(t, n) {
+					stores[i] = mustNew(t, c, redisstore.WithClock(now))
+				}
+				return stores
+			})
+		})
+	}
+}
