@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -208,4 +209,81 @@ func oursMiddleware(name string, redis bool, open storeOpener) contender {
 			}
 		}}, nil
 	}}
+}
+
+// controlled returns Limiter.Allow over the stores open makes, for clients
+// without any control (the baseline, "no control"), while another client
+// has an override, with an override for every client, and with a Lockout
+// on the limit: what limits as data cost the hot path.
+func controlled(redis bool, open storeOpener) []contender {
+	return []contender{
+		controlledLimiter("no control", redis, open, controlNone),
+		controlledLimiter("another client overridden", redis, open, controlOther),
+		controlledLimiter("every client overridden", redis, open, controlAll),
+		controlledLimiter("limit with a lockout", redis, open, controlLockout),
+	}
+}
+
+type controlMode int
+
+const (
+	controlNone controlMode = iota
+	controlOther
+	controlAll
+	controlLockout
+)
+
+// controlledLimiter is oursLimiter with the controls of mode set before
+// the run.
+func controlledLimiter(name string, redis bool, open storeOpener, mode controlMode) contender {
+	return contender{name: name, ours: true, redis: redis, bound: boundBucket, keysLike: gcraKeys(redis), open: func(e env) (*instance, error) {
+		store, closeFn, err := open(e)
+		if err != nil {
+			return nil, err
+		}
+		l, err := controlledSetUp(e, store, mode)
+		if err != nil {
+			closeFn()
+			return nil, err
+		}
+		ids := e.ids()
+		return &instance{close: closeFn, newWorker: func() checkFunc {
+			return func(ctx context.Context, k int) (bool, error) {
+				res, err := l.Allow(ctx, ids[k])
+				if err == nil && res.Degraded {
+					err = res.Err
+				}
+				return res.Allowed, err
+			}
+		}}, nil
+	}}
+}
+
+// controlledSetUp returns the limiter of a controlled contender, its
+// controls set: overrides give the same numbers as the tier (the quota
+// must still admit every check), under the limit's name.
+func controlledSetUp(e env, store core.Store, mode controlMode) (*core.Limiter, error) {
+	lim := e.q.limit(core.GCRA).WithName("quota")
+	if mode == controlLockout {
+		lim = lim.WithLockout(core.Lockout{After: 10, Within: time.Minute, For: time.Minute})
+	}
+	// Quiet: every override set would be logged, 10,000 lines a cell.
+	quiet := core.WithObserver(core.NewSlogObserver(slog.New(slog.DiscardHandler)))
+	l, err := core.NewLimiter(store, core.WithLimits(lim), core.WithPrefix(e.ns), quiet)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	override := core.Override{Limits: []core.Limit{lim.WithBurst(e.q.rate)}, Reason: "bench"}
+	switch mode {
+	case controlOther:
+		err = l.SetOverride(ctx, "someone-else", override)
+	case controlAll:
+		for _, id := range e.ids() {
+			if err = l.SetOverride(ctx, id, override); err != nil {
+				break
+			}
+		}
+	}
+	return l, err
 }
