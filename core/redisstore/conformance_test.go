@@ -75,6 +75,13 @@ func TestConformanceCalendarSkew(t *testing.T) {
 // stores on n separate clients (n app nodes) sharing one server or cluster,
 // controls written and read by two of them included.
 func TestConformanceConcurrency(t *testing.T) {
+	runOnNodes(t, storetest.RunConcurrency)
+}
+
+// runOnNodes runs suite on every backend with stores on separate clients
+// (app nodes) sharing one server or cluster, and checks afterwards that
+// every key it left expires, the controls' keys deleted.
+func runOnNodes(t *testing.T, suite func(*testing.T, func(t *testing.T, now func() time.Time, n int) []core.Store)) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			checker := b.client(t)
@@ -82,7 +89,7 @@ func TestConformanceConcurrency(t *testing.T) {
 				assertKeysExpire(t, checker, storetestKeys)
 				deleteControlKeys(t, checker, storetestKeys)
 			})
-			storetest.RunConcurrency(t, func(t *testing.T, now func() time.Time, n int) []core.Store {
+			suite(t, func(t *testing.T, now func() time.Time, n int) []core.Store {
 				stores := make([]core.Store, n)
 				for i, c := range b.clients(t, n) {
 					stores[i] = mustNew(t, c, redisstore.WithClock(now))
@@ -130,20 +137,5 @@ func deleteControlKeys(t testing.TB, client redis.UniversalClient, prefix string
 // reset), the other applies within core.ControlSyncEvery, its deny cache
 // included (storetest.RunControlNodes).
 func TestControlNodes(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			checker := b.client(t)
-			t.Cleanup(func() {
-				assertKeysExpire(t, checker, storetestKeys)
-				deleteControlKeys(t, checker, storetestKeys)
-			})
-			storetest.RunControlNodes(t, func(t *testing.T, now func() time.Time, n int) []core.Store {
-				stores := make([]core.Store, n)
-				for i, c := range b.clients(t, n) {
-					stores[i] = mustNew(t, c, redisstore.WithClock(now))
-				}
-				return stores
-			})
-		})
-	}
+	runOnNodes(t, storetest.RunControlNodes)
 }
