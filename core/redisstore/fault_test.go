@@ -270,7 +270,9 @@ func TestKilledAndRestartedEmpty(t *testing.T) {
 			assert.Len(t, keys, len(ids), "one key per identity again")
 			assertKeysExpire(t, checker, "*")
 
-			maxConns := len(ids) + opts.MinIdleConns // 8 callers at once, plus the warm pool
+			// 8 callers at once, the limiter's read of its controls (one at a
+			// time, core.ControlSyncEvery), plus the warm pool.
+			maxConns := len(ids) + 1 + opts.MinIdleConns
 			if opts.MinIdleConns == 0 {
 				maxConns += runtime.GOMAXPROCS(0)
 			}
