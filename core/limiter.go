@@ -489,10 +489,12 @@ func (l *Limiter) takeCached(ctx context.Context, req *Request, id string, p *pl
 		if l.ctlObserved {
 			l.lockedOut(ctx, req, p, res)
 		}
-		if l.ctl == nil || l.ctl.snap.Load() == seen {
-			// Else the node read the controls while the store answered:
-			// a reset it read may postdate this denial, whose caching would
-			// outlast the reset.
+		if l.ctl == nil || l.ctl.snap.Load().gen == seen.gen {
+			// Else the node read a change of the controls while the store
+			// answered: a reset it read may postdate this denial, whose
+			// caching would outlast the reset. A read that found nothing
+			// new (every second) keeps the generation: a flood's denials
+			// are still cached across it.
 			var lookup [sha256.Size]byte
 			if req.Tier == "" && l.tiers != nil {
 				lookup = tierKeyHash(lookupKey(req))
