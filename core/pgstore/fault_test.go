@@ -122,7 +122,10 @@ func TestServerFaultsUnderTraffic(t *testing.T) {
 	assert.LessOrEqual(t, worst, faultTimeout+faultStall, "the slowest decision")
 	assert.Positive(t, degraded(samples, freezeAt, thawAt), "the frozen server degraded no decision: the test did not test")
 	assert.Positive(t, degraded(samples, crashAt, startAt), "the crashed server degraded no decision: the test did not test")
-	assert.Zero(t, degraded(samples, crashAt-quietAfter, crashAt), "degraded decisions at the end of the recovery from the freeze")
+	// A decision started less than its budget (and stall) before the crash
+	// may end in it, rightly degraded: the quiet part ends before those.
+	assert.Zero(t, degraded(samples, crashAt-quietAfter, crashAt-faultTimeout-faultStall),
+		"degraded decisions at the end of the recovery from the freeze")
 	assert.Zero(t, degraded(samples, endAt-quietAfter, endAt), "degraded decisions at the end of the recovery from the crash")
 	t.Logf("%d decisions; slowest %v; p99 %v; degraded while frozen %d, while down %d",
 		len(samples), worst, p99(samples), degraded(samples, freezeAt, thawAt), degraded(samples, crashAt, startAt))
